@@ -1,0 +1,65 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"messages/models"
+)
+
+// codes maps an error code to the GraphQL extensions.code clients switch on.
+var codes = map[string]string{
+	models.EINVALID:      "BAD_USER_INPUT",
+	models.EMALFORMED:    "BAD_USER_INPUT",
+	models.ENOTFOUND:     "NOT_FOUND",
+	models.EUNAUTHORIZED: "UNAUTHENTICATED",
+	models.ECONFLICT:     "CONFLICT",
+	models.EUNAVAILABLE:  "SERVICE_UNAVAILABLE",
+	models.EINTERNAL:     "INTERNAL_SERVER_ERROR",
+}
+
+// ErrorCode is the GraphQL extensions.code of err; anything uncoded is internal.
+func ErrorCode(err error) string { return codes[models.ErrorCode(err)] }
+
+// presentError gives every error an extensions.code. Coded errors keep their message and,
+// for bad input, name the offending field; anything uncoded is logged under an error id
+// and shown as "internal error" only.
+func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error {
+	var gqlErr *gqlerror.Error
+	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
+		// gqlgen's own parse, validation and limit errors are already safe and coded.
+		return gqlErr
+	}
+	presented := graphql.DefaultErrorPresenter(ctx, err)
+	var e *models.Error
+	if !errors.As(err, &e) {
+		e = models.Internal(r.Now())
+		r.Logger.ErrorContext(ctx, "graphql resolver failed", "errorId", e.ID, "path", presented.Path.String(), "error", err)
+	}
+	presented.Message = e.Message
+	presented.Extensions = map[string]any{"code": codes[e.Code]}
+	if e.ID != "" {
+		presented.Extensions["errorId"] = e.ID
+	}
+	for field := range e.Fields {
+		presented.Extensions["field"] = field
+	}
+	if len(e.Fields) > 0 {
+		presented.Extensions["errors"] = e.Fields
+	}
+	return presented
+}
+
+// recoverPanic turns a resolver panic into an internal error, logging the stack under
+// the error id the client is shown.
+func (r *Resolver) recoverPanic(ctx context.Context, p any) error {
+	e := models.Internal(r.Now())
+	r.Logger.ErrorContext(ctx, "graphql resolver panicked", "errorId", e.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+	return e
+}
+

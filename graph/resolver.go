@@ -1,0 +1,18 @@
+package graph
+
+//go:generate go tool gqlgen generate
+
+import (
+	"log/slog"
+	"time"
+
+	"messages/models"
+)
+
+// Resolver holds every dependency of the resolvers, built once by main and shared by the
+// GraphQL handler and the REST shim.
+type Resolver struct {
+	Store  *models.Store
+	Logger *slog.Logger
+	Now    func() time.Time
+}

@@ -1,0 +1,127 @@
+package models
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"gorm.io/gorm"
+)
+
+// HashAPIKey returns the stored form of a key.
+func HashAPIKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:])
+}
+
+// newAPIKey returns 256 random bits as 64 hex digits.
+func newAPIKey() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// EnsureEnvironment creates the environment if it does not exist yet and returns it.
+// organizationID is used only on creation; empty means a new organization id.
+func (s *Store) EnsureEnvironment(ctx context.Context, id, organizationID, name string) (*Environment, error) {
+	if !IsID(id) {
+		return nil, Invalid("environmentId", id, "environment id must be 24 lowercase hex digits")
+	}
+	if organizationID == "" {
+		organizationID = NewID(s.Now())
+	} else if !IsID(organizationID) {
+		return nil, Invalid("organizationId", organizationID, "organization id must be 24 lowercase hex digits")
+	}
+	env := Environment{ID: id, OrganizationID: organizationID, Name: name, CreatedAt: s.Now().UTC()}
+	db := s.db.WithContext(ctx)
+	err := db.Where("id = ?", id).Attrs(env).FirstOrCreate(&env).Error
+	if err != nil {
+		return nil, err
+	}
+	return &env, nil
+}
+
+// CreateAPIKey mints a key for an existing environment and returns it in clear, the only
+// time it is ever seen: only its hash is stored.
+func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (string, *APIKey, error) {
+	var env Environment
+	err := s.db.WithContext(ctx).Where("id = ?", environmentID).Take(&env).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return "", nil, errNotFound("environment")
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	key, err := newAPIKey()
+	if err != nil {
+		return "", nil, err
+	}
+	rec := &APIKey{
+		ID:            NewID(s.Now()),
+		EnvironmentID: env.ID,
+		Name:          name,
+		Hash:          HashAPIKey(key),
+		Hint:          key[len(key)-4:],
+		CreatedAt:     s.Now().UTC(),
+	}
+	if err := s.db.WithContext(ctx).Create(rec).Error; err != nil {
+		return "", nil, err
+	}
+	return key, rec, nil
+}
+
+// ListAPIKeys returns the keys of one environment, or of all when environmentID is empty,
+// oldest first.
+func (s *Store) ListAPIKeys(ctx context.Context, environmentID string) ([]APIKey, error) {
+	var keys []APIKey
+	q := s.db.WithContext(ctx).Order("created_at, id")
+	if environmentID != "" {
+		q = q.Where("environment_id = ?", environmentID)
+	}
+	return keys, q.Find(&keys).Error
+}
+
+// RevokeAPIKey stops a key from authenticating. Revoking a revoked key is a no-op.
+func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
+	res := s.db.WithContext(ctx).Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", id).
+		Update("revoked_at", s.Now().UTC())
+	if res.Error != nil {
+		return res.Error
+	}
+	if res.RowsAffected == 0 {
+		var n int64
+		if err := s.db.WithContext(ctx).Model(&APIKey{}).Where("id = ?", id).Count(&n).Error; err != nil {
+			return err
+		}
+		if n == 0 {
+			return errNotFound("API key")
+		}
+	}
+	return nil
+}
+
+// Authenticate returns the caller a key belongs to, or an unauthorized error for an
+// unknown or revoked key.
+func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
+	var row struct {
+		ID             string
+		EnvironmentID  string
+		OrganizationID string
+	}
+	err := s.db.WithContext(ctx).Table("api_keys").
+		Select("api_keys.id, api_keys.environment_id, environments.organization_id").
+		Joins("JOIN environments ON environments.id = api_keys.environment_id").
+		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashAPIKey(key)).
+		Take(&row).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Caller{}, Errorf(EUNAUTHORIZED, "API key is not valid")
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return Caller{KeyID: row.ID, EnvironmentID: row.EnvironmentID, OrganizationID: row.OrganizationID}, nil
+}

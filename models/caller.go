@@ -1,0 +1,28 @@
+package models
+
+import "context"
+
+// Caller is the authenticated tenant of a request: the environment its API key is bound
+// to. Every read and write is filtered by it.
+type Caller struct {
+	KeyID          string
+	EnvironmentID  string
+	OrganizationID string
+}
+
+type callerKey struct{}
+
+// WithCaller returns a context carrying the authenticated caller.
+func WithCaller(ctx context.Context, c Caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// CallerFrom returns the authenticated caller, or an unauthorized error when the request
+// did not pass authentication (so a wiring mistake fails closed).
+func CallerFrom(ctx context.Context) (Caller, error) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	if !ok || c.EnvironmentID == "" {
+		return Caller{}, Errorf(EUNAUTHORIZED, "API key required")
+	}
+	return c, nil
+}

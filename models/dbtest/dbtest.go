@@ -1,0 +1,110 @@
+// Package dbtest hands each test a fresh, migrated database: a uniquely named database on
+// the MySQL-compatible server of TEST_MYSQL_URL, or an SQLite file in a temporary folder.
+// Each is dropped when the test ends.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql" // registers the "mysql" driver for creating databases
+
+	"messages/models"
+)
+
+// DefaultMySQLURL is the server tests use when TEST_MYSQL_URL is unset.
+const DefaultMySQLURL = "mysql://root@127.0.0.1:3306/"
+
+// Dialects lists the databases every behavioural test runs on.
+var Dialects = []string{models.DialectSQLite, models.DialectMySQL}
+
+// MySQLServerURL returns the server URL tests use.
+func MySQLServerURL() string {
+	if u := os.Getenv("TEST_MYSQL_URL"); u != "" {
+		return u
+	}
+	return DefaultMySQLURL
+}
+
+// URL returns the DATABASE_URL of a fresh, empty database of the given dialect. A MySQL
+// database gets a unique name and is dropped in t.Cleanup. When the server is unreachable
+// the test is skipped, unless REQUIRE_MYSQL=1, when it fails.
+func URL(t testing.TB, dialect string) string {
+	t.Helper()
+	if dialect == models.DialectSQLite {
+		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
+	}
+	server := MySQLServerURL()
+	u, err := url.Parse(server)
+	if err != nil {
+		t.Fatalf("TEST_MYSQL_URL %q: %v", server, err)
+	}
+	dsn, err := models.MySQLDSN(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = admin.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := admin.PingContext(ctx); err != nil {
+		if os.Getenv("REQUIRE_MYSQL") == "1" {
+			t.Fatalf("MySQL at %s is unreachable and REQUIRE_MYSQL=1: %v", u.Host, err)
+		}
+		t.Skipf("MySQL at %s is unreachable (set TEST_MYSQL_URL, or REQUIRE_MYSQL=1 to fail instead): %v", u.Host, err)
+	}
+	name := "msgtest_" + randomSuffix()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE `"+name+"` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
+		t.Fatalf("create test database: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+name+"`"); err != nil {
+			t.Errorf("drop test database %s: %v", name, err)
+		}
+	})
+	u.Path = "/" + name
+	return u.String()
+}
+
+// Open returns a migrated store on a fresh database of the given dialect, closed in
+// t.Cleanup.
+func Open(t testing.TB, dialect string) *models.Store {
+	t.Helper()
+	s, err := models.Open(context.Background(), URL(t, dialect), models.DefaultPool)
+	if err != nil {
+		t.Fatalf("open %s: %v", dialect, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	if err := s.Migrate(context.Background()); err != nil {
+		t.Fatalf("migrate %s: %v", dialect, err)
+	}
+	return s
+}
+
+// Each runs f once per dialect as a subtest named after it.
+func Each(t *testing.T, f func(t *testing.T, s *models.Store)) {
+	t.Helper()
+	for _, d := range Dialects {
+		t.Run(d, func(t *testing.T) { f(t, Open(t, d)) })
+	}
+}
+
+func randomSuffix() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%d_%s", time.Now().Unix(), strings.ToLower(hex.EncodeToString(b[:])))
+}

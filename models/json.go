@@ -1,0 +1,94 @@
+package models
+
+import (
+	"bytes"
+	"database/sql/driver"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// JSON is a free-form JSON value (payload, overrides, data) kept byte for byte as
+// stored, so clients get back exactly what they sent. A nil JSON means "no value".
+type JSON json.RawMessage
+
+// MarshalJSON writes the stored bytes; nil writes null (fields using JSON are omitempty).
+func (j JSON) MarshalJSON() ([]byte, error) {
+	if len(j) == 0 {
+		return []byte("null"), nil
+	}
+	return j, nil
+}
+
+// UnmarshalJSON keeps the value compacted; null becomes "no value".
+func (j *JSON) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		*j = nil
+		return nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return err
+	}
+	*j = JSON(buf.Bytes())
+	return nil
+}
+
+// IsObject reports whether the value is a JSON object.
+func (j JSON) IsObject() bool {
+	b := bytes.TrimSpace(j)
+	return len(b) > 0 && b[0] == '{'
+}
+
+// MarshalGQL writes the value as-is into a GraphQL response.
+func (j JSON) MarshalGQL(w io.Writer) {
+	if len(j) == 0 {
+		_, _ = io.WriteString(w, "null")
+		return
+	}
+	_, _ = w.Write(j)
+}
+
+// UnmarshalGQL accepts any GraphQL input value and keeps its JSON encoding.
+func (j *JSON) UnmarshalGQL(v any) error {
+	if v == nil {
+		*j = nil
+		return nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("value is not representable as JSON: %w", err)
+	}
+	*j = JSON(b)
+	return nil
+}
+
+// Value stores the JSON text; no value stores NULL.
+func (j JSON) Value() (driver.Value, error) {
+	if len(j) == 0 {
+		return nil, nil
+	}
+	return string(j), nil
+}
+
+// Scan reads JSON text from either driver.
+func (j *JSON) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*j = nil
+	case []byte:
+		*j = append(JSON(nil), v...)
+	case string:
+		*j = JSON(v)
+	default:
+		return errors.New("models.JSON: unsupported column type")
+	}
+	if bytes.Equal(*j, []byte("null")) {
+		*j = nil
+	}
+	return nil
+}
+
+// GormDataType declares JSON columns for both dialects.
+func (JSON) GormDataType() string { return "json" }

@@ -1,0 +1,206 @@
+package models
+
+import (
+	"context"
+	"errors"
+
+	"gorm.io/gorm"
+)
+
+// Limits of a list request, enforced by the resolver and documented in the API.
+const (
+	DefaultPageSize   = 10
+	MaxPageSize       = 1000
+	MaxPage           = 10_000_000
+	MaxTransactionIDs = 100
+	MaxFilterLength   = 255
+)
+
+// ListFilter narrows a list of messages. Nil and empty fields do not filter.
+type ListFilter struct {
+	Channel *ChannelType
+	// SubscriberID is the external subscriber id (Subscriber.subscriberId).
+	SubscriberID   *string
+	TransactionIDs []string
+}
+
+// Page selects one page of a list: Number counts from 0, Size is the page length.
+type Page struct {
+	Number int
+	Size   int
+}
+
+// ListOptions says which parts of a page the caller will use, so GraphQL queries that
+// do not select totalCount, subscriber or template do not pay for them.
+type ListOptions struct {
+	Count       bool
+	Subscribers bool
+	Templates   bool
+}
+
+// Everything is what /v1 always returns.
+var Everything = ListOptions{Count: true, Subscribers: true, Templates: true}
+
+// MessagesPage is one page of messages and what the caller needs to fetch the next.
+type MessagesPage struct {
+	TotalCount int        `json:"totalCount"`
+	HasMore    bool       `json:"hasMore"`
+	Data       []*Message `json:"data"`
+	PageSize   int        `json:"pageSize"`
+	Page       int        `json:"page"`
+}
+
+// ListMessages returns one page of an environment's messages, newest first with ties
+// broken by id descending, so paging is stable. It costs at most six queries whatever
+// the page size: subscriber lookup, page ids, rows, count, subscribers, templates.
+func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFilter, p Page, o ListOptions) (*MessagesPage, error) {
+	page := &MessagesPage{Data: []*Message{}, PageSize: p.Size, Page: p.Number}
+	db := s.db.WithContext(ctx)
+
+	q := db.Model(&Message{}).Where("environment_id = ?", environmentID)
+	if f.SubscriberID != nil {
+		id, err := s.subscriberInternalID(ctx, environmentID, *f.SubscriberID)
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			// An unknown subscriber has no messages; never fall back to everyone's.
+			return page, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where("subscriber_id = ?", id)
+	}
+	if f.Channel != nil {
+		q = q.Where("channel = ?", string(*f.Channel))
+	}
+	if len(f.TransactionIDs) > 0 {
+		q = q.Where("transaction_id IN ?", f.TransactionIDs)
+	}
+
+	// Ids first, through the covering (environment, ..., created_at, id) index, then the
+	// rows by primary key: deep offsets walk the narrow index, not whole rows. One row
+	// past the page tells whether there is more, exactly.
+	offset := p.Number * p.Size
+	var ids []string
+	if err := q.Session(&gorm.Session{}).Select("id").Order("created_at DESC, id DESC").
+		Limit(p.Size+1).Offset(offset).Pluck("id", &ids).Error; err != nil {
+		return nil, err
+	}
+	if len(ids) > p.Size {
+		page.HasMore = true
+		ids = ids[:p.Size]
+	}
+	msgs, err := s.messagesByID(ctx, environmentID, ids)
+	if err != nil {
+		return nil, err
+	}
+	page.Data = msgs
+
+	if o.Count {
+		switch {
+		case !page.HasMore && (len(ids) > 0 || offset == 0):
+			// The page reached the end of the list, so the count is known without a query.
+			page.TotalCount = offset + len(ids)
+		default:
+			var n int64
+			if err := q.Session(&gorm.Session{}).Count(&n).Error; err != nil {
+				return nil, err
+			}
+			page.TotalCount = int(n)
+		}
+	}
+	if err := s.embed(ctx, environmentID, msgs, o.Subscribers, o.Templates); err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// messagesByID loads rows by primary key and returns them in the order of ids.
+func (s *Store) messagesByID(ctx context.Context, environmentID string, ids []string) ([]*Message, error) {
+	out := make([]*Message, 0, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []*Message
+	if err := s.db.WithContext(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	byID := make(map[string]*Message, len(rows))
+	for _, m := range rows {
+		m.normalize()
+		byID[m.ID] = m
+	}
+	for _, id := range ids {
+		if m, ok := byID[id]; ok {
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {
+	var ids []string
+	err := s.db.WithContext(ctx).Model(&Subscriber{}).
+		Where("environment_id = ? AND subscriber_id = ?", environmentID, subscriberID).
+		Limit(1).Pluck("id", &ids).Error
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "", gorm.ErrRecordNotFound
+	}
+	return ids[0], nil
+}
+
+// embed attaches subscribers and templates to messages, one query for each kind.
+func (s *Store) embed(ctx context.Context, environmentID string, msgs []*Message, subscribers, templates bool) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	db := s.db.WithContext(ctx)
+	if subscribers {
+		var rows []*Subscriber
+		if err := db.Where("environment_id = ? AND id IN ?", environmentID, distinct(msgs, func(m *Message) string { return m.SubscriberID })).
+			Find(&rows).Error; err != nil {
+			return err
+		}
+		byID := make(map[string]*Subscriber, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		for _, m := range msgs {
+			m.Subscriber = byID[m.SubscriberID]
+		}
+	}
+	if templates {
+		ids := distinct(msgs, func(m *Message) string { return m.TemplateID })
+		if len(ids) == 0 {
+			return nil
+		}
+		var rows []*Template
+		if err := db.Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
+			return err
+		}
+		byID := make(map[string]*Template, len(rows))
+		for _, r := range rows {
+			r.normalize()
+			byID[r.ID] = r
+		}
+		for _, m := range msgs {
+			m.Template = byID[m.TemplateID]
+		}
+	}
+	return nil
+}
+
+// distinct returns the non-empty values of key over msgs, each once, in first-seen order.
+func distinct(msgs []*Message, key func(*Message) string) []string {
+	seen := make(map[string]bool, len(msgs))
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if k := key(m); k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

@@ -1,0 +1,94 @@
+package models
+
+// Message is one delivered notification: the record both /v1 operations return.
+// Field order and JSON names follow the documented record; optional fields without a
+// value are omitted (never null) because the published TypeScript SDK rejects null.
+type Message struct {
+	ID                 string      `json:"_id" gorm:"primaryKey;size:24"`
+	TemplateID         string      `json:"_templateId,omitempty"`
+	EnvironmentID      string      `json:"_environmentId"`
+	MessageTemplateID  string      `json:"_messageTemplateId,omitempty"`
+	OrganizationID     string      `json:"_organizationId"`
+	NotificationID     string      `json:"_notificationId"`
+	SubscriberID       string      `json:"_subscriberId"`
+	Subscriber         *Subscriber `json:"subscriber,omitempty" gorm:"-"`
+	Template           *Template   `json:"template,omitempty" gorm:"-"`
+	TemplateIdentifier string      `json:"templateIdentifier,omitempty"`
+	CreatedAt          Time        `json:"createdAt"`
+	DeliveredAt        []Time      `json:"deliveredAt,omitempty" gorm:"serializer:json"`
+	LastSeenDate       *Time       `json:"lastSeenDate,omitempty"`
+	LastReadDate       *Time       `json:"lastReadDate,omitempty"`
+	// Content is always sent as an array, empty when the message has no blocks.
+	Content          []ContentBlock `json:"content" gorm:"serializer:json"`
+	TransactionID    string         `json:"transactionId"`
+	Subject          string         `json:"subject,omitempty"`
+	Channel          ChannelType    `json:"channel"`
+	Read             bool           `json:"read"`
+	Seen             bool           `json:"seen"`
+	SnoozedUntil     *Time          `json:"snoozedUntil,omitempty"`
+	Email            string         `json:"email,omitempty"`
+	Phone            string         `json:"phone,omitempty"`
+	DirectWebhookURL string         `json:"directWebhookUrl,omitempty"`
+	ProviderID       string         `json:"providerId,omitempty"`
+	DeviceTokens     []string       `json:"deviceTokens,omitempty" gorm:"serializer:json"`
+	Title            string         `json:"title,omitempty"`
+	CTA              CTA            `json:"cta" gorm:"column:cta;serializer:json"`
+	FeedID           string         `json:"_feedId,omitempty"`
+	Status           string         `json:"status"`
+	ErrorID          string         `json:"errorId,omitempty"`
+	ErrorText        string         `json:"errorText,omitempty"`
+	Payload          JSON           `json:"payload,omitempty"`
+	Overrides        JSON           `json:"overrides,omitempty"`
+}
+
+// ContentBlock is one element of Message.content.
+type ContentBlock struct {
+	Type    string         `json:"type"`
+	Content string         `json:"content,omitempty"`
+	URL     string         `json:"url,omitempty"`
+	Styles  *ContentStyles `json:"styles,omitempty"`
+}
+
+// ContentStyles holds a content block's presentation hints.
+type ContentStyles struct {
+	TextAlign string `json:"textAlign,omitempty"`
+}
+
+// CTA is a message's call-to-action.
+type CTA struct {
+	Type   string     `json:"type,omitempty"`
+	Data   *CTAData   `json:"data,omitempty"`
+	Action *CTAAction `json:"action,omitempty"`
+}
+
+// CTAData is where a redirect call-to-action points.
+type CTAData struct {
+	URL string `json:"url,omitempty"`
+}
+
+// CTAAction is the actionable part of a call-to-action: its state, buttons and result.
+type CTAAction struct {
+	Status  MessageActionStatus `json:"status,omitempty"`
+	Buttons []CTAButton         `json:"buttons,omitempty"`
+	Result  *CTAResult          `json:"result,omitempty"`
+}
+
+// CTAButton is one button a subscriber can press.
+type CTAButton struct {
+	Type          ButtonType `json:"type"`
+	Content       string     `json:"content,omitempty"`
+	ResultContent string     `json:"resultContent,omitempty"`
+}
+
+// CTAResult records which button was pressed and with what payload.
+type CTAResult struct {
+	Payload JSON       `json:"payload,omitempty"`
+	Type    ButtonType `json:"type,omitempty"`
+}
+
+// normalize fills the arrays the wire always carries, so they never encode as null.
+func (m *Message) normalize() {
+	if m.Content == nil {
+		m.Content = []ContentBlock{}
+	}
+}

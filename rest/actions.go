@@ -1,0 +1,83 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+
+	"messages/models"
+)
+
+// MaxBodyBytes bounds a request body; a larger one is refused with 413.
+const MaxBodyBytes = 1 << 20
+
+// markMessageAction serves POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}.
+func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
+	body, err := parseActionBody(w, r)
+	if err != nil {
+		s.errors.write(w, r, err, false)
+		return
+	}
+	msg, err := s.resolver.Mutation().MarkMessageAction(r.Context(),
+		r.PathValue("subscriberId"), r.PathValue("messageId"), models.ButtonType(r.PathValue("type")),
+		body.status, body.payload)
+	if err != nil {
+		s.errors.write(w, r, err, false)
+		return
+	}
+	writeJSON(w, http.StatusCreated, msg)
+}
+
+// actionBody is the request body in the resolver's argument types.
+type actionBody struct {
+	status  models.MessageActionStatus
+	payload models.JSON
+}
+
+// parseActionBody reads {"status": ..., "payload"?: ...}. A body that is not one JSON
+// object is malformed (400); a status that is not a string is passed on as its JSON text
+// so the resolver refuses it (422) with everything else it validates.
+func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error) {
+	var b actionBody
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return b, &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}
+		}
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return b, &statusError{http.StatusRequestEntityTooLarge, "request body is larger than 1 MiB"}
+	}
+	if err != nil {
+		return b, models.Errorf(models.EMALFORMED, "request body could not be read")
+	}
+	var fields struct {
+		Status  json.RawMessage `json:"status"`
+		Payload json.RawMessage `json:"payload"`
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return b, models.Errorf(models.EMALFORMED, "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(&fields); err != nil || dec.More() {
+		return b, models.Errorf(models.EMALFORMED, "request body is not valid JSON")
+	}
+	if len(fields.Status) > 0 && !bytes.Equal(fields.Status, []byte("null")) {
+		var s string
+		if err := json.Unmarshal(fields.Status, &s); err != nil {
+			s = string(fields.Status)
+		}
+		b.status = models.MessageActionStatus(s)
+	}
+	if err := b.payload.UnmarshalJSON(fields.Payload); len(fields.Payload) > 0 && err != nil {
+		return b, models.Errorf(models.EMALFORMED, "request body is not valid JSON")
+	}
+	return b, nil
+}

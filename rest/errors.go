@@ -1,0 +1,112 @@
+package rest
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"messages/graph"
+	"messages/models"
+)
+
+// statuses maps an error code to its HTTP status.
+var statuses = map[string]int{
+	models.EINVALID:      http.StatusUnprocessableEntity,
+	models.EMALFORMED:    http.StatusBadRequest,
+	models.ENOTFOUND:     http.StatusNotFound,
+	models.EUNAUTHORIZED: http.StatusUnauthorized,
+	models.ECONFLICT:     http.StatusConflict,
+	models.EUNAVAILABLE:  http.StatusServiceUnavailable,
+	models.EINTERNAL:     http.StatusInternalServerError,
+}
+
+// statusError is a refusal that only HTTP has words for (413, 415, 405).
+type statusError struct {
+	status  int
+	message string
+}
+
+func (e *statusError) Error() string { return e.message }
+
+// ErrorBody is the documented error response of every 4xx and 5xx.
+type ErrorBody struct {
+	StatusCode int    `json:"statusCode"`
+	Timestamp  string `json:"timestamp"`
+	Path       string `json:"path"`
+	Message    string `json:"message"`
+	Error      string `json:"error"`
+	// Errors details a 422 by field; on /graphql it is GraphQL's errors array.
+	Errors  any    `json:"errors,omitempty"`
+	ErrorID string `json:"errorId,omitempty"`
+}
+
+// graphqlError is one entry of GraphQL's errors array.
+type graphqlError struct {
+	Message    string            `json:"message"`
+	Extensions map[string]string `json:"extensions"`
+}
+
+// errorWriter writes error bodies; internal errors are logged with their id first.
+type errorWriter struct {
+	logger *slog.Logger
+	now    func() time.Time
+}
+
+// write answers r with err. Uncoded errors become a 500 whose only detail is an errorId
+// that leads to the cause in the log.
+func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, graphqlStyle bool) {
+	status := http.StatusInternalServerError
+	var se *statusError
+	if errors.As(err, &se) {
+		status = se.status
+	} else {
+		var e *models.Error
+		if !errors.As(err, &e) || e.Code == models.EINTERNAL {
+			internal := models.Internal(ew.now())
+			if e != nil && e.ID != "" {
+				internal = e
+			} else {
+				ew.logger.ErrorContext(r.Context(), "request failed", "errorId", internal.ID, "method", r.Method, "path", r.URL.Path, "error", err)
+			}
+			err = internal
+		}
+		status = statuses[models.ErrorCode(err)]
+	}
+	body := ErrorBody{
+		StatusCode: status,
+		Timestamp:  models.NewTime(ew.now()).String(),
+		Path:       r.URL.RequestURI(),
+		Message:    err.Error(),
+		Error:      http.StatusText(status),
+	}
+	var e *models.Error
+	if errors.As(err, &e) {
+		body.ErrorID = e.ID
+		if len(e.Fields) > 0 {
+			body.Errors = e.Fields
+		}
+	}
+	if graphqlStyle {
+		code := graph.ErrorCode(err)
+		if se != nil {
+			code = "BAD_REQUEST"
+		}
+		body.Errors = []graphqlError{{Message: body.Message, Extensions: map[string]string{"code": code}}}
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", "ApiKey")
+	}
+	writeJSON(w, status, body)
+}
+
+// writeJSON writes v as the response body. HTML characters stay unescaped so stored
+// payloads come back byte for byte, as the platform's Node.js API sent them.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}

@@ -1,0 +1,105 @@
+package rest
+
+import (
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"messages/models"
+)
+
+// listMessages serves GET /v1/messages.
+func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
+	q, err := parseListQuery(r.URL.Query())
+	if err != nil {
+		s.errors.write(w, r, err, false)
+		return
+	}
+	page, err := s.resolver.Query().Messages(r.Context(), q.channel, q.subscriberID, q.transactionIDs, q.page, q.limit)
+	if err != nil {
+		s.errors.write(w, r, err, false)
+		return
+	}
+	writeJSON(w, http.StatusOK, page)
+}
+
+// listQuery holds GET /v1/messages's query values in the resolver's argument types.
+type listQuery struct {
+	channel        *models.ChannelType
+	subscriberID   *string
+	transactionIDs []string
+	page, limit    *int
+}
+
+// parseListQuery reads the query string. Only the shape is checked here (integers are
+// integers); ranges, enums and defaults are the resolver's. Unknown parameters are ignored.
+func parseListQuery(v url.Values) (listQuery, error) {
+	var q listQuery
+	if c, ok := first(v, "channel"); ok {
+		ch := models.ChannelType(c)
+		q.channel = &ch
+	}
+	if sub, ok := first(v, "subscriberId"); ok {
+		q.subscriberID = &sub
+	}
+	q.transactionIDs = arrayParam(v, "transactionId")
+	var err error
+	if q.page, err = intParam(v, "page"); err != nil {
+		return q, err
+	}
+	if q.limit, err = intParam(v, "limit"); err != nil {
+		return q, err
+	}
+	return q, nil
+}
+
+func first(v url.Values, key string) (string, bool) {
+	vals, ok := v[key]
+	if !ok || len(vals) == 0 {
+		return "", false
+	}
+	return vals[0], true
+}
+
+func intParam(v url.Values, key string) (*int, error) {
+	raw, ok := first(v, key)
+	if !ok {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil {
+		return nil, models.Invalid(key, raw, key+" must be an integer")
+	}
+	return &n, nil
+}
+
+// arrayParam collects an array sent in any of the encodings clients use: repeated keys
+// (key=a&key=b), brackets as the axios-based Node SDK sends them (key[]=a&key[]=b), and
+// indices (key[0]=a&key[1]=b, in index order).
+func arrayParam(v url.Values, key string) []string {
+	out := append([]string(nil), v[key]...)
+	out = append(out, v[key+"[]"]...)
+	type indexed struct {
+		i    int
+		vals []string
+	}
+	var byIndex []indexed
+	for k, vals := range v {
+		rest, ok := strings.CutPrefix(k, key+"[")
+		if !ok || !strings.HasSuffix(rest, "]") {
+			continue
+		}
+		i, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
+		if err != nil || i < 0 {
+			continue
+		}
+		byIndex = append(byIndex, indexed{i, vals})
+	}
+	sort.Slice(byIndex, func(a, b int) bool { return byIndex[a].i < byIndex[b].i })
+	for _, e := range byIndex {
+		out = append(out, e.vals...)
+	}
+	return out
+}
