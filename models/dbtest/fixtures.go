@@ -1,0 +1,113 @@
+package dbtest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"messages/models"
+)
+
+// Base is the creation time of the first fixture message; later ones are a second apart.
+var Base = time.Date(2025, 3, 1, 8, 0, 0, 0, time.UTC)
+
+// Tenant is one environment with a key, for tests that call the API as that tenant.
+type Tenant struct {
+	Env    *models.Environment
+	Key    string
+	Caller models.Caller
+	store  *models.Store
+	n      int
+}
+
+// NewTenant creates an environment, its organization and an API key.
+func NewTenant(t testing.TB, s *models.Store, name string) *Tenant {
+	t.Helper()
+	ctx := context.Background()
+	env, err := s.EnsureEnvironment(ctx, models.NewID(time.Now()), "", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, rec, err := s.CreateAPIKey(ctx, env.ID, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Tenant{Env: env, Key: key, store: s,
+		Caller: models.Caller{KeyID: rec.ID, EnvironmentID: env.ID, OrganizationID: env.OrganizationID}}
+}
+
+// Context returns a context authenticated as the tenant, for calling resolvers directly.
+func (tn *Tenant) Context() context.Context {
+	return models.WithCaller(context.Background(), tn.Caller)
+}
+
+// Subscriber inserts a subscriber with the given external id and every field set.
+func (tn *Tenant) Subscriber(t testing.TB, externalID string) *models.Subscriber {
+	t.Helper()
+	online := true
+	sub := &models.Subscriber{
+		ID: models.NewID(time.Now()), FirstName: "Ada", LastName: "Lovelace", Email: externalID + "@example.com",
+		Phone: "+15550100", Avatar: "https://example.com/a.png", Locale: "en-US",
+		Channels: []models.SubscriberChannel{{ProviderID: "slack", IntegrationIdentifier: "slack-main", IntegrationID: models.NewID(time.Now()),
+			Credentials: &models.ChannelCredentials{WebhookURL: "https://hooks.example.com/x", DeviceTokens: []string{"tok1"}}}},
+		Topics: []string{"news"}, IsOnline: &online, LastOnlineAt: models.TimePtr(Base), Version: 3,
+		Data: models.JSON(`{"plan":"pro","n":1}`), Timezone: "Europe/Paris", SubscriberID: externalID,
+		OrganizationID: tn.Env.OrganizationID, EnvironmentID: tn.Env.ID,
+		CreatedAt: models.NewTime(Base), UpdatedAt: models.NewTime(Base.Add(time.Hour)),
+	}
+	if err := tn.store.DB().Create(sub).Error; err != nil {
+		t.Fatal(err)
+	}
+	return sub
+}
+
+// Template inserts a workflow template with every field set.
+func (tn *Tenant) Template(t testing.TB, name string) *models.Template {
+	t.Helper()
+	yes, amount := true, 5.0
+	tpl := &models.Template{
+		ID: models.NewID(time.Now()), Name: name, Description: "fixture", Active: true,
+		PreferenceSettings: &models.PreferenceSettings{Email: true, SMS: true, InApp: true, Chat: true, Push: true},
+		Tags:               []string{"fixture"},
+		Steps: []models.Step{{ID: "s1", UUID: "u1", Name: "in-app", Active: &yes, Template: models.JSON(`{"type":"in_app"}`),
+			Filters:  []models.StepFilter{{IsNegated: new(bool), Type: "BOOLEAN", Value: "AND", Children: []models.FilterChild{{Field: "age", Value: "18", Operator: "LARGER", On: "subscriber"}}}},
+			Metadata: &models.StepMetadata{Amount: &amount, Unit: "seconds", Type: "regular"},
+			Variants: []models.StepVariant{{ID: "v1", Name: "variant"}}}},
+		OrganizationID: tn.Env.OrganizationID, EnvironmentID: tn.Env.ID, CreatorID: models.NewID(time.Now()),
+		Triggers:          []models.Trigger{{Type: "event", Identifier: name, Variables: []models.TriggerVariable{{Name: "first"}}}},
+		NotificationGroup: &models.NotificationGroup{ID: models.NewID(time.Now()), Name: "General"},
+		Data:              models.JSON(`{"k":"v"}`),
+	}
+	if err := tn.store.DB().Create(tpl).Error; err != nil {
+		t.Fatal(err)
+	}
+	return tpl
+}
+
+// Message inserts a message of sub from tpl; edit, when given, adjusts it before insert.
+// Successive messages are created one second apart, so later ones list first.
+func (tn *Tenant) Message(t testing.TB, sub *models.Subscriber, tpl *models.Template, edit func(*models.Message)) *models.Message {
+	t.Helper()
+	tn.n++
+	created := Base.Add(time.Duration(tn.n) * time.Second)
+	m := &models.Message{
+		ID: models.NewID(created), TemplateID: tpl.ID, EnvironmentID: tn.Env.ID, MessageTemplateID: models.NewID(created),
+		OrganizationID: tn.Env.OrganizationID, NotificationID: models.NewID(created), SubscriberID: sub.ID,
+		TemplateIdentifier: tpl.Name, CreatedAt: models.NewTime(created), DeliveredAt: []models.Time{models.NewTime(created)},
+		Content:       []models.ContentBlock{{Type: "button", Content: "Open", URL: "https://example.com", Styles: &models.ContentStyles{TextAlign: "center"}}},
+		TransactionID: fmt.Sprintf("txn-%d", tn.n), Subject: "Hello", Channel: models.ChannelInApp, Status: "sent",
+		Title: "Title", FeedID: models.NewID(created),
+		CTA: models.CTA{Type: "redirect", Data: &models.CTAData{URL: "/x"}, Action: &models.CTAAction{
+			Status: models.ActionPending, Buttons: []models.CTAButton{{Type: models.ButtonPrimary, Content: "Accept"}, {Type: models.ButtonSecondary, Content: "Decline"}}}},
+		Payload:   models.JSON(`{"b":2,"a":[1,2.50,"<&>"]}`),
+		Overrides: models.JSON(`{}`),
+	}
+	if edit != nil {
+		edit(m)
+	}
+	if err := tn.store.DB().Create(m).Error; err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
