@@ -214,3 +214,15 @@ func (s *Store) Migrate(ctx context.Context) error {
 	}
 	return nil
 }
+
+// RedactURL hides the password of a database URL, for logs.
+func RedactURL(databaseURL string) string {
+	u, err := url.Parse(databaseURL)
+	if err != nil || u.User == nil {
+		return databaseURL
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
