@@ -62,4 +62,3 @@ func (r *Resolver) recoverPanic(ctx context.Context, p any) error {
 	r.Logger.ErrorContext(ctx, "graphql resolver panicked", "errorId", e.ID, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 	return e
 }
-

@@ -60,17 +60,19 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth})
+	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth, introspection: o.Introspection})
 	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
 	srv.SetErrorPresenter(r.presentError)
 	srv.SetRecoverFunc(r.recoverPanic)
 	return srv
 }
 
-// queryLimits refuses over-long query text and over-deep selections.
+// queryLimits refuses over-long query text, over-deep selections and, when it is off,
+// introspection, all before execution.
 type queryLimits struct {
-	bytes int
-	depth int
+	bytes         int
+	depth         int
+	introspection bool
 }
 
 var (
@@ -90,9 +92,16 @@ func (l queryLimits) MutateOperationParameters(_ context.Context, p *graphql.Raw
 	return nil
 }
 
-// MutateOperationContext refuses operations nested deeper than the limit.
+// MutateOperationContext refuses operations nested deeper than the limit, and
+// introspection when it is off.
 func (l queryLimits) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
-	if l.depth <= 0 || op.Operation == nil {
+	if op.Operation == nil {
+		return nil
+	}
+	if !l.introspection && introspects(op.Operation.SelectionSet, op.Doc.Fragments, map[string]bool{}) {
+		return limitError("INTROSPECTION_DISABLED", "introspection is disabled on this server")
+	}
+	if l.depth <= 0 {
 		return nil
 	}
 	if d := depth(op.Operation.SelectionSet, op.Doc.Fragments, 0, l.depth); d > l.depth {
@@ -131,7 +140,32 @@ func depth(set ast.SelectionSet, fragments ast.FragmentDefinitionList, level, ma
 	return deepest
 }
 
+// introspects reports whether the operation asks for __schema or __type at its root,
+// directly or through fragments (each fragment followed once).
+func introspects(set ast.SelectionSet, fragments ast.FragmentDefinitionList, seen map[string]bool) bool {
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if s.Name == "__schema" || s.Name == "__type" {
+				return true
+			}
+		case *ast.InlineFragment:
+			if introspects(s.SelectionSet, fragments, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := fragments.ForName(s.Name); f != nil && introspects(f.SelectionSet, fragments, seen) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func limitError(code, message string) *gqlerror.Error {
 	return &gqlerror.Error{Message: message, Extensions: map[string]any{"code": code}}
 }
-

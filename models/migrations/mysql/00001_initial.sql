@@ -1,5 +1,8 @@
--- The initial schema. Tables use utf8mb4_bin so ids, subscriber ids and transaction ids
--- compare exactly (case-sensitive), as they do on SQLite.
+-- The initial schema. Tables use utf8mb4_bin so text compares case-sensitively, as on
+-- SQLite. The two caller-chosen identifiers that are filtered on (subscriber_id and
+-- transaction_id) are VARBINARY: utf8mb4_bin still ignores trailing spaces ("a" = "a "),
+-- and no collation with exact comparison exists on both MariaDB and MySQL 8. 1020 bytes
+-- hold 255 characters of any UTF-8.
 
 -- +goose Up
 CREATE TABLE environments (
@@ -27,7 +30,7 @@ CREATE TABLE subscribers (
     id              CHAR(24)     NOT NULL,
     environment_id  CHAR(24)     NOT NULL,
     organization_id CHAR(24)     NOT NULL,
-    subscriber_id   VARCHAR(255) NOT NULL,
+    subscriber_id   VARBINARY(1020) NOT NULL,
     first_name      TEXT         NOT NULL,
     last_name       TEXT         NOT NULL,
     email           TEXT         NOT NULL,
@@ -91,7 +94,7 @@ CREATE TABLE messages (
     last_seen_date      DATETIME(3)  NULL,
     last_read_date      DATETIME(3)  NULL,
     content             JSON         NULL,
-    transaction_id      VARCHAR(255) NOT NULL,
+    transaction_id      VARBINARY(1020) NOT NULL,
     subject             TEXT         NOT NULL,
     channel             VARCHAR(16)  NOT NULL,
     `read`              BOOLEAN      NOT NULL DEFAULT FALSE,
