@@ -62,9 +62,36 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth, introspection: o.Introspection})
 	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
+	srv.AroundFields(emptyAsNull)
 	srv.SetErrorPresenter(r.presentError)
 	srv.SetRecoverFunc(r.recoverPanic)
 	return srv
+}
+
+// emptyAsNull answers null for an optional text or enum field without a value, where
+// /v1 omits the field, instead of "" (which is not even a valid enum value).
+func emptyAsNull(ctx context.Context, next graphql.Resolver) (any, error) {
+	res, err := next(ctx)
+	if err != nil || res == nil {
+		return res, err
+	}
+	var empty bool
+	switch v := res.(type) {
+	case string:
+		empty = v == ""
+	case models.ButtonType:
+		empty = v == ""
+	case models.MessageActionStatus:
+		empty = v == ""
+	case models.ChannelType:
+		empty = v == ""
+	}
+	if empty {
+		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Definition != nil && !fc.Field.Definition.Type.NonNull {
+			return nil, nil
+		}
+	}
+	return res, nil
 }
 
 // queryLimits refuses over-long query text, over-deep selections and, when it is off,

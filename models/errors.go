@@ -27,10 +27,11 @@ type Error struct {
 	ID string
 }
 
-// FieldError explains why one input field was refused and echoes the value given.
+// FieldError explains why one input field was refused and echoes the value given
+// (omitted when no value was given).
 type FieldError struct {
 	Messages []string `json:"messages"`
-	Value    any      `json:"value"`
+	Value    any      `json:"value,omitempty"`
 }
 
 func (e *Error) Error() string { return e.Message }

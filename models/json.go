@@ -56,11 +56,13 @@ func (j *JSON) UnmarshalGQL(v any) error {
 		*j = nil
 		return nil
 	}
-	b, err := json.Marshal(v)
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("value is not representable as JSON: %w", err)
 	}
-	*j = JSON(b)
+	*j = JSON(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	return nil
 }
 

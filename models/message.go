@@ -15,11 +15,11 @@ type Message struct {
 	Template           *Template   `json:"template,omitempty" gorm:"-"`
 	TemplateIdentifier string      `json:"templateIdentifier,omitempty"`
 	CreatedAt          Time        `json:"createdAt"`
-	DeliveredAt        []Time      `json:"deliveredAt,omitempty" gorm:"serializer:json"`
+	DeliveredAt        []Time      `json:"deliveredAt,omitempty" gorm:"serializer:jsontext"`
 	LastSeenDate       *Time       `json:"lastSeenDate,omitempty"`
 	LastReadDate       *Time       `json:"lastReadDate,omitempty"`
 	// Content is always sent as an array, empty when the message has no blocks.
-	Content          []ContentBlock `json:"content" gorm:"serializer:json"`
+	Content          []ContentBlock `json:"content" gorm:"serializer:jsontext"`
 	TransactionID    string         `json:"transactionId"`
 	Subject          string         `json:"subject,omitempty"`
 	Channel          ChannelType    `json:"channel"`
@@ -30,9 +30,9 @@ type Message struct {
 	Phone            string         `json:"phone,omitempty"`
 	DirectWebhookURL string         `json:"directWebhookUrl,omitempty"`
 	ProviderID       string         `json:"providerId,omitempty"`
-	DeviceTokens     []string       `json:"deviceTokens,omitempty" gorm:"serializer:json"`
+	DeviceTokens     []string       `json:"deviceTokens,omitempty" gorm:"serializer:jsontext"`
 	Title            string         `json:"title,omitempty"`
-	CTA              CTA            `json:"cta" gorm:"column:cta;serializer:json"`
+	CTA              CTA            `json:"cta" gorm:"column:cta;serializer:jsontext"`
 	FeedID           string         `json:"_feedId,omitempty"`
 	Status           string         `json:"status"`
 	ErrorID          string         `json:"errorId,omitempty"`

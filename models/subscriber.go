@@ -9,8 +9,8 @@ type Subscriber struct {
 	Phone        string              `json:"phone,omitempty"`
 	Avatar       string              `json:"avatar,omitempty"`
 	Locale       string              `json:"locale,omitempty"`
-	Channels     []SubscriberChannel `json:"channels,omitempty" gorm:"serializer:json"`
-	Topics       []string            `json:"topics,omitempty" gorm:"serializer:json"`
+	Channels     []SubscriberChannel `json:"channels,omitempty" gorm:"serializer:jsontext"`
+	Topics       []string            `json:"topics,omitempty" gorm:"serializer:jsontext"`
 	IsOnline     *bool               `json:"isOnline,omitempty"`
 	LastOnlineAt *Time               `json:"lastOnlineAt,omitempty"`
 	// Version is the record version counter, "__v" on the wire and "_v" in GraphQL,

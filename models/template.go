@@ -7,20 +7,20 @@ type Template struct {
 	Description               string              `json:"description,omitempty"`
 	Active                    bool                `json:"active"`
 	Draft                     bool                `json:"draft"`
-	PreferenceSettings        *PreferenceSettings `json:"preferenceSettings,omitempty" gorm:"serializer:json"`
+	PreferenceSettings        *PreferenceSettings `json:"preferenceSettings,omitempty" gorm:"serializer:jsontext"`
 	Critical                  bool                `json:"critical"`
-	Tags                      []string            `json:"tags" gorm:"serializer:json"`
-	Steps                     []Step              `json:"steps" gorm:"serializer:json"`
+	Tags                      []string            `json:"tags" gorm:"serializer:jsontext"`
+	Steps                     []Step              `json:"steps" gorm:"serializer:jsontext"`
 	OrganizationID            string              `json:"_organizationId"`
 	CreatorID                 string              `json:"_creatorId,omitempty"`
 	EnvironmentID             string              `json:"_environmentId"`
-	Triggers                  []Trigger           `json:"triggers" gorm:"serializer:json"`
+	Triggers                  []Trigger           `json:"triggers" gorm:"serializer:jsontext"`
 	NotificationGroupID       string              `json:"_notificationGroupId,omitempty"`
 	ParentID                  string              `json:"_parentId,omitempty"`
 	Deleted                   bool                `json:"deleted"`
 	DeletedAt                 *Time               `json:"deletedAt,omitempty"`
 	DeletedBy                 string              `json:"deletedBy,omitempty"`
-	NotificationGroup         *NotificationGroup  `json:"notificationGroup,omitempty" gorm:"serializer:json"`
+	NotificationGroup         *NotificationGroup  `json:"notificationGroup,omitempty" gorm:"serializer:jsontext"`
 	Data                      JSON                `json:"data,omitempty"`
 	WorkflowIntegrationStatus JSON                `json:"workflowIntegrationStatus,omitempty"`
 }

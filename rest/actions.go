@@ -15,6 +15,9 @@ import (
 // MaxBodyBytes bounds a request body; a larger one is refused with 413.
 const MaxBodyBytes = 1 << 20
 
+// statusMessage is the resolver's refusal of a status, repeated for non-string statuses.
+const statusMessage = "status must be one of pending, done"
+
 // markMessageAction serves POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}.
 func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
 	body, err := parseActionBody(w, r)
@@ -39,8 +42,8 @@ type actionBody struct {
 }
 
 // parseActionBody reads {"status": ..., "payload"?: ...}. A body that is not one JSON
-// object is malformed (400); a status that is not a string is passed on as its JSON text
-// so the resolver refuses it (422) with everything else it validates.
+// object is malformed (400); a status that is not a JSON string is refused (422); the
+// resolver validates everything else.
 func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error) {
 	var b actionBody
 	if ct := r.Header.Get("Content-Type"); ct != "" {
@@ -72,7 +75,11 @@ func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error)
 	if len(fields.Status) > 0 && !bytes.Equal(fields.Status, []byte("null")) {
 		var s string
 		if err := json.Unmarshal(fields.Status, &s); err != nil {
-			s = string(fields.Status)
+			// Not a string: refused here, where its JSON type is still known, so the
+			// error echoes the value as sent (5, not "5").
+			var v any
+			_ = json.Unmarshal(fields.Status, &v)
+			return b, models.Invalid("status", v, statusMessage)
 		}
 		b.status = models.MessageActionStatus(s)
 	}
