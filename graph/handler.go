@@ -27,11 +27,15 @@ type Limits struct {
 	QueryBytes int
 	// Tokens caps the number of lexer tokens, bounding the parser's work.
 	Tokens int
+	// Aliases caps the number of aliased fields, which repeat work under new names.
+	Aliases int
 }
 
 // DefaultLimits admit a full 1000-message page with every field selected, and refuse
-// queries that nest or repeat far beyond anything a client needs.
-var DefaultLimits = Limits{Complexity: 200_000, Depth: 12, QueryBytes: 32 << 10, Tokens: 10_000}
+// queries that nest or repeat far beyond anything a client needs. The schema itself nests
+// at most 8 deep; 15 leaves room for GraphiQL's standard introspection query (13 deep:
+// seven levels of ofType) while bounding introspection's recursion.
+var DefaultLimits = Limits{Complexity: 200_000, Depth: 15, QueryBytes: 32 << 10, Tokens: 10_000, Aliases: 30}
 
 // HandlerOptions configure the GraphQL endpoint.
 type HandlerOptions struct {
@@ -60,7 +64,7 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		srv.Use(extension.Introspection{})
 	}
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
-	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth, introspection: o.Introspection})
+	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth, aliases: o.Limits.Aliases, introspection: o.Introspection})
 	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
 	srv.AroundFields(emptyAsNull)
 	srv.SetErrorPresenter(r.presentError)
@@ -99,6 +103,7 @@ func emptyAsNull(ctx context.Context, next graphql.Resolver) (any, error) {
 type queryLimits struct {
 	bytes         int
 	depth         int
+	aliases       int
 	introspection bool
 }
 
@@ -128,43 +133,53 @@ func (l queryLimits) MutateOperationContext(_ context.Context, op *graphql.Opera
 	if !l.introspection && introspects(op.Operation.SelectionSet, op.Doc.Fragments, map[string]bool{}) {
 		return limitError("INTROSPECTION_DISABLED", "introspection is disabled on this server")
 	}
-	if l.depth <= 0 {
-		return nil
-	}
-	if d := depth(op.Operation.SelectionSet, op.Doc.Fragments, 0, l.depth); d > l.depth {
+	sh := shape{fragments: op.Doc.Fragments}
+	sh.walk(op.Operation.SelectionSet, 0)
+	switch {
+	case sh.visits > maxVisits:
+		return limitError("QUERY_TOO_COMPLEX", fmt.Sprintf("query expands to more than %d selections", maxVisits))
+	case l.depth > 0 && sh.depth > l.depth:
 		return limitError("DEPTH_LIMIT_EXCEEDED", fmt.Sprintf("query is nested deeper than the limit of %d", l.depth))
+	case l.aliases > 0 && sh.aliases > l.aliases:
+		return limitError("ALIAS_LIMIT_EXCEEDED", fmt.Sprintf("query uses more than %d aliases", l.aliases))
 	}
 	return nil
 }
 
-// depth returns the nesting depth of a selection set, following fragments, and stops
-// counting once past max so cyclic or huge documents cost little.
-func depth(set ast.SelectionSet, fragments ast.FragmentDefinitionList, level, max int) int {
-	if level > max {
-		return level
-	}
-	deepest := level
+// shape is what queryLimits measures of an operation: how deep its selections nest and
+// how many aliases it uses, with fragments expanded where they are spread.
+type shape struct {
+	fragments ast.FragmentDefinitionList
+	depth     int
+	aliases   int
+	// visits bounds the walk: fragments spread inside fragments can expand a small
+	// document into a huge tree, and such a document is refused, not walked.
+	visits int
+}
+
+// maxVisits is the most selections the walk expands before refusing the operation.
+const maxVisits = 20_000
+
+func (sh *shape) walk(set ast.SelectionSet, level int) {
 	for _, sel := range set {
-		var d int
+		if sh.visits++; sh.visits > maxVisits {
+			return
+		}
 		switch s := sel.(type) {
 		case *ast.Field:
-			if len(s.SelectionSet) == 0 {
-				d = level + 1
-			} else {
-				d = depth(s.SelectionSet, fragments, level+1, max)
+			sh.depth = max(sh.depth, level+1)
+			if s.Alias != "" && s.Alias != s.Name {
+				sh.aliases++
 			}
+			sh.walk(s.SelectionSet, level+1)
 		case *ast.InlineFragment:
-			d = depth(s.SelectionSet, fragments, level, max)
+			sh.walk(s.SelectionSet, level)
 		case *ast.FragmentSpread:
-			if f := fragments.ForName(s.Name); f != nil {
-				d = depth(f.SelectionSet, fragments, level, max)
+			if f := sh.fragments.ForName(s.Name); f != nil {
+				sh.walk(f.SelectionSet, level)
 			}
-		}
-		if d > deepest {
-			deepest = d
 		}
 	}
-	return deepest
 }
 
 // introspects reports whether the operation asks for __schema or __type at its root,
