@@ -1,0 +1,186 @@
+package models_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+const seedEnv = "6774858000000000000000e1"
+
+// smallSeed is a seed run small enough for a unit test.
+var smallSeed = models.SeedOptions{Seed: 7, EnvironmentID: seedEnv, Messages: 300, Subscribers: 25, Templates: 6}
+
+func seed(t *testing.T, s *models.Store, o models.SeedOptions) models.SeedStats {
+	t.Helper()
+	stats, err := s.Seed(context.Background(), o)
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	return stats
+}
+
+// exportedMessages decodes an export.
+func exportedMessages(t *testing.T, b []byte) []models.Message {
+	t.Helper()
+	var out []models.Message
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m models.Message
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestSeedIsDeterministic(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		seed(t, s, smallSeed)
+		again := dbtest.Open(t, s.Dialect())
+		seed(t, again, smallSeed)
+		first := export(t, s, seedEnv)
+		if diff := cmp.Diff(string(first), string(export(t, again, seedEnv))); diff != "" {
+			t.Errorf("the same seed gave different data (-first +second):\n%s", diff)
+		}
+
+		other := dbtest.Open(t, s.Dialect())
+		o := smallSeed
+		o.Seed = 8
+		seed(t, other, o)
+		if bytes.Equal(first, export(t, other, seedEnv)) {
+			t.Error("seeds 7 and 8 gave identical data")
+		}
+	})
+}
+
+func TestSeedDerivesEnvironmentFromSeed(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		o := models.SeedOptions{Seed: 11, Messages: 20, Subscribers: 3, Templates: 2}
+		first := seed(t, s, o)
+		second := seed(t, dbtest.Open(t, s.Dialect()), o)
+		if diff := cmp.Diff(first, second); diff != "" {
+			t.Errorf("stats of two runs (-first +second):\n%s", diff)
+		}
+		if !models.IsID(first.EnvironmentID) || !models.IsID(first.OrganizationID) {
+			t.Errorf("derived ids %q, %q are not ids", first.EnvironmentID, first.OrganizationID)
+		}
+	})
+}
+
+func TestSeedGeneratesRealisticMessages(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		var progress []int
+		o := smallSeed
+		o.Progress = func(done int) { progress = append(progress, done) }
+		stats := seed(t, s, o)
+		want := models.SeedStats{EnvironmentID: seedEnv, OrganizationID: stats.OrganizationID, Messages: 300, Subscribers: 25, Templates: 6}
+		if diff := cmp.Diff(want, stats); diff != "" {
+			t.Errorf("stats (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff(map[string]int64{"environments": 1, "subscribers": 25, "templates": 6, "messages": 300}, rowCounts(t, s)); diff != "" {
+			t.Errorf("row counts (-want +got):\n%s", diff)
+		}
+		if len(progress) == 0 || progress[len(progress)-1] != 300 || !slices.IsSorted(progress) {
+			t.Errorf("progress calls %v, want increasing counts ending at 300", progress)
+		}
+
+		type summary struct {
+			Channels                   map[models.ChannelType]bool
+			InAppWithoutButtons        int
+			TransactionSizes           map[int]bool
+			Read, Seen                 bool
+			ShortPayloads, OutOfPeriod int
+			Missing                    int
+		}
+		got := summary{Channels: map[models.ChannelType]bool{}, TransactionSizes: map[int]bool{}}
+		txns := map[string]int{}
+		end := models.SeedBase.AddDate(1, 0, 1)
+		for _, m := range exportedMessages(t, export(t, s, seedEnv)) {
+			got.Channels[m.Channel] = true
+			txns[m.TransactionID]++
+			got.Read, got.Seen = got.Read || m.Read, got.Seen || m.Seen
+			if m.Channel == models.ChannelInApp {
+				a := m.CTA.Action
+				if a == nil || a.Status != models.ActionPending || len(a.Buttons) != 2 ||
+					a.Buttons[0].Type != models.ButtonPrimary || a.Buttons[1].Type != models.ButtonSecondary || a.Buttons[0].Content == "" {
+					got.InAppWithoutButtons++
+				}
+			}
+			if len(m.Payload) < 200 || !m.Payload.IsObject() {
+				got.ShortPayloads++
+			}
+			if m.CreatedAt.Before(models.SeedBase) || m.CreatedAt.After(end) {
+				got.OutOfPeriod++
+			}
+			if m.Subscriber == nil || m.Template == nil || len(m.Content) == 0 {
+				got.Missing++
+			}
+		}
+		for _, n := range txns {
+			got.TransactionSizes[n] = true
+		}
+		wantSummary := summary{
+			Channels:         map[models.ChannelType]bool{"in_app": true, "email": true, "sms": true, "chat": true, "push": true},
+			TransactionSizes: map[int]bool{1: true, 2: true, 3: true, 4: true},
+			Read:             true, Seen: true,
+		}
+		if diff := cmp.Diff(wantSummary, got); diff != "" {
+			t.Errorf("seeded messages (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSeedAgainAddsMessages(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		o := smallSeed
+		o.Messages = 100
+		seed(t, s, o)
+		seed(t, s, o) // same seed: same subscribers and templates, new messages
+		o.Seed = 8
+		seed(t, s, o) // another seed: its own subscribers and templates
+		if diff := cmp.Diff(map[string]int64{"environments": 1, "subscribers": 50, "templates": 12, "messages": 300}, rowCounts(t, s)); diff != "" {
+			t.Errorf("row counts (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSeedUsesExistingSubscriberWithSameSubscriberID(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		tn := dbtest.NewTenant(t, s, "seeded")
+		existing := tn.Subscriber(t, "user-7-00000") // what seed 7 calls its first subscriber
+		o := models.SeedOptions{Seed: 7, EnvironmentID: tn.Env.ID, Messages: 300, Subscribers: 2, Templates: 1}
+		seed(t, s, o)
+		toExisting := 0
+		for _, m := range exportedMessages(t, export(t, s, tn.Env.ID)) {
+			if m.Subscriber == nil {
+				t.Fatalf("message %s points at a missing subscriber %s", m.ID, m.SubscriberID)
+			}
+			if m.SubscriberID == existing.ID {
+				toExisting++
+			}
+		}
+		if toExisting == 0 {
+			t.Error("no message went to the subscriber that already had the subscriberId")
+		}
+		if diff := cmp.Diff(map[string]int64{"environments": 1, "subscribers": 2, "templates": 1, "messages": 300}, rowCounts(t, s)); diff != "" {
+			t.Errorf("row counts (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func TestSeedRefusesNegativeCounts(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		_, err := s.Seed(context.Background(), models.SeedOptions{Messages: -1})
+		if models.ErrorCode(err) != models.EINVALID {
+			t.Errorf("seed -1 messages: %v, want EINVALID", err)
+		}
+	})
+}
