@@ -38,8 +38,13 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 	presented := graphql.DefaultErrorPresenter(ctx, err)
 	var e *models.Error
 	if !errors.As(err, &e) {
-		e = models.Internal(r.Now())
-		r.Logger.ErrorContext(ctx, "graphql resolver failed", "errorId", e.ID, "path", presented.Path.String(), "error", err)
+		if models.IsUnavailable(err) {
+			e = models.Unavailable(r.Now())
+			r.Logger.ErrorContext(ctx, "database unavailable", "errorId", e.ID, "path", presented.Path.String(), "error", err)
+		} else {
+			e = models.Internal(r.Now())
+			r.Logger.ErrorContext(ctx, "graphql resolver failed", "errorId", e.ID, "path", presented.Path.String(), "error", err)
+		}
 	}
 	presented.Message = e.Message
 	presented.Extensions = map[string]any{"code": codes[e.Code]}

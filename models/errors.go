@@ -50,21 +50,28 @@ func Invalid(field string, value any, message string) *Error {
 	}
 }
 
-// ErrorCode returns the code of a coded error, or EINTERNAL for anything else.
+// ErrorCode returns the code of a coded error, EUNAVAILABLE for an uncoded error that
+// means the database is unreachable (see IsUnavailable), or EINTERNAL for anything else.
 func ErrorCode(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Code
 	}
+	if IsUnavailable(err) {
+		return EUNAVAILABLE
+	}
 	return EINTERNAL
 }
 
-// ErrorMessage returns the message of a coded error, or "internal error" for anything
-// else, so uncoded (internal) details never reach a client.
+// ErrorMessage returns the message of a coded error, UnavailableMessage for an unreachable
+// database, or "internal error" for anything else, so uncoded details never reach a client.
 func ErrorMessage(err error) string {
 	var e *Error
 	if errors.As(err, &e) {
 		return e.Message
+	}
+	if IsUnavailable(err) {
+		return UnavailableMessage
 	}
 	return "internal error"
 }

@@ -156,7 +156,7 @@ func (s *Store) embed(ctx context.Context, environmentID string, msgs []*Message
 	if len(msgs) == 0 {
 		return nil
 	}
-	db := s.db.WithContext(ctx)
+	db := s.conn(ctx)
 	if subscribers {
 		var rows []*Subscriber
 		if err := db.Where("environment_id = ? AND id IN ?", environmentID, distinct(msgs, func(m *Message) string { return m.SubscriberID })).

@@ -29,7 +29,7 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 		return nil, errNotFound("message")
 	}
 	var msg Message
-	err := s.db.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.conn(ctx).Transaction(func(tx *gorm.DB) error {
 		var subscriberIDs []string
 		if err := tx.Model(&Subscriber{}).
 			Where("environment_id = ? AND subscriber_id = ?", environmentID, a.SubscriberID).

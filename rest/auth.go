@@ -41,10 +41,27 @@ func (s *Server) Authenticate(next http.Handler, graphqlStyle bool) http.Handler
 			var caller models.Caller
 			caller, err = s.auth.Authenticate(r.Context(), key)
 			if err == nil {
+				if info, ok := r.Context().Value(requestInfoKey{}).(*RequestInfo); ok {
+					info.EnvironmentID = caller.EnvironmentID
+				}
 				next.ServeHTTP(w, r.WithContext(models.WithCaller(r.Context(), caller)))
 				return
 			}
 		}
 		s.errors.write(w, r, err, graphqlStyle)
 	})
+}
+
+// RequestInfo is what the access log reports about a request beyond its HTTP line; the
+// guards fill it in as they learn it (never the key itself).
+type RequestInfo struct {
+	EnvironmentID string
+}
+
+type requestInfoKey struct{}
+
+// WithRequestInfo returns a context whose RequestInfo Authenticate fills in.
+func WithRequestInfo(ctx context.Context) (context.Context, *RequestInfo) {
+	info := &RequestInfo{}
+	return context.WithValue(ctx, requestInfoKey{}, info), info
 }

@@ -54,8 +54,13 @@ type errorWriter struct {
 	now    func() time.Time
 }
 
+// retryAfterUnavailable is the Retry-After, in seconds, of a 503: long enough for a
+// dropped connection to be replaced, short enough that clients do not give up.
+const retryAfterUnavailable = "2"
+
 // write answers r with err. Uncoded errors become a 500 whose only detail is an errorId
-// that leads to the cause in the log.
+// that leads to the cause in the log; an unreachable database becomes a 503 the same way,
+// with Retry-After.
 func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, graphqlStyle bool) {
 	status := http.StatusInternalServerError
 	var se *statusError
@@ -63,13 +68,16 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, g
 		status = se.status
 	} else {
 		var e *models.Error
-		if !errors.As(err, &e) || e.Code == models.EINTERNAL {
+		switch {
+		case errors.As(err, &e) && (e.Code != models.EINTERNAL || e.ID != ""):
+			// Coded, or internal and already logged under its id.
+		case e == nil && models.IsUnavailable(err):
+			unavailable := models.Unavailable(ew.now())
+			ew.logger.ErrorContext(r.Context(), "database unavailable", "errorId", unavailable.ID, "method", r.Method, "path", r.URL.Path, "error", err)
+			err = unavailable
+		default:
 			internal := models.Internal(ew.now())
-			if e != nil && e.ID != "" {
-				internal = e
-			} else {
-				ew.logger.ErrorContext(r.Context(), "request failed", "errorId", internal.ID, "method", r.Method, "path", r.URL.Path, "error", err)
-			}
+			ew.logger.ErrorContext(r.Context(), "request failed", "errorId", internal.ID, "method", r.Method, "path", r.URL.Path, "error", err)
 			err = internal
 		}
 		status = statuses[models.ErrorCode(err)]
@@ -95,8 +103,11 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, g
 		}
 		body.Errors = []graphqlError{{Message: body.Message, Extensions: map[string]string{"code": code}}}
 	}
-	if status == http.StatusUnauthorized {
+	switch status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "ApiKey")
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfterUnavailable)
 	}
 	writeJSON(w, status, body)
 }

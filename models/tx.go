@@ -1,0 +1,38 @@
+package models
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+)
+
+type txKey struct{}
+
+// WithTx returns a context whose store calls run inside tx, so a caller can make several
+// of them (an idempotency record and the change it records) commit or roll back as one.
+func WithTx(ctx context.Context, tx *gorm.DB) context.Context {
+	return context.WithValue(ctx, txKey{}, tx)
+}
+
+// inTx reports whether ctx carries a transaction.
+func inTx(ctx context.Context) bool {
+	tx, _ := ctx.Value(txKey{}).(*gorm.DB)
+	return tx != nil
+}
+
+// conn is the handle a store method queries through: the transaction ctx carries, or the
+// pool. On SQLite the pool has one connection, so a query that bypassed an open
+// transaction of its own request would wait for it forever.
+func (s *Store) conn(ctx context.Context) *gorm.DB {
+	if tx, _ := ctx.Value(txKey{}).(*gorm.DB); tx != nil {
+		return tx.WithContext(ctx)
+	}
+	return s.db.WithContext(ctx)
+}
+
+// Transaction runs fn in one database transaction, carried by the context fn receives:
+// every store call made with that context joins it. An error from fn, or a panic, rolls
+// everything back. Inside an outer transaction it becomes a savepoint of that one.
+func (s *Store) Transaction(ctx context.Context, fn func(ctx context.Context) error) error {
+	return s.conn(ctx).Transaction(func(tx *gorm.DB) error { return fn(WithTx(ctx, tx)) })
+}

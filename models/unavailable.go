@@ -1,0 +1,83 @@
+package models
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"net"
+	"syscall"
+	"time"
+
+	sqlitedriver "github.com/glebarez/go-sqlite"
+	mysqldriver "github.com/go-sql-driver/mysql"
+)
+
+// UnavailableMessage is all a client learns when the database cannot be reached: the
+// cause goes to the log under the error id.
+const UnavailableMessage = "database unavailable, retry later"
+
+// MySQL server errors that mean "not now" rather than "never".
+var unavailableMySQLErrors = map[uint16]bool{
+	1040: true, // ER_CON_COUNT_ERROR: too many connections
+	1053: true, // ER_SERVER_SHUTDOWN: server shutdown in progress
+	1205: true, // ER_LOCK_WAIT_TIMEOUT: a lock was held too long by another transaction
+	1213: true, // ER_LOCK_DEADLOCK: the transaction was rolled back; running it again succeeds
+	1927: true, // ER_CONNECTION_KILLED (MariaDB): the server closed this connection
+}
+
+// SQLite result codes of a database held by another writer (SQLITE_BUSY, SQLITE_LOCKED).
+const (
+	sqliteBusy   = 5
+	sqliteLocked = 6
+)
+
+// IsUnavailable reports whether err means the database could not be reached or did not
+// answer in time, so the same request may succeed later: refused, reset or timed-out
+// connections, a connection the driver gave up on, a deadline passed while waiting for
+// the database, a server shutting down or out of connections, and a locked or busy
+// database. A client that cancelled its own request (context.Canceled) is not unavailability.
+func IsUnavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, driver.ErrBadConn) ||
+		errors.Is(err, mysqldriver.ErrInvalidConn) ||
+		errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.ECONNABORTED) ||
+		errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, syscall.ETIMEDOUT) ||
+		errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH) {
+		return true
+	}
+	var netErr net.Error
+	if errors.As(err, &netErr) && netErr.Timeout() {
+		return true
+	}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		// Dialling, reading or writing the database's socket failed.
+		return true
+	}
+	var myErr *mysqldriver.MySQLError
+	if errors.As(err, &myErr) {
+		return unavailableMySQLErrors[myErr.Number]
+	}
+	var liteErr *sqlitedriver.Error
+	if errors.As(err, &liteErr) {
+		// Extended result codes keep the primary code in the low byte.
+		switch liteErr.Code() & 0xff {
+		case sqliteBusy, sqliteLocked:
+			return true
+		}
+	}
+	return false
+}
+
+// Unavailable is the error a client sees when the database is unreachable: code
+// EUNAVAILABLE, a safe message, and a fresh id under which the cause is logged.
+func Unavailable(now time.Time) *Error {
+	return &Error{Code: EUNAVAILABLE, Message: UnavailableMessage, ID: NewID(now)}
+}

@@ -1,0 +1,836 @@
+package rest
+
+// These tests sit inside the package so the harness can build the /v1 routes exactly as
+// Handler does while checking the API key once, outside the middleware (see newIdemAPI).
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"messages/graph"
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+// idemStart is the harness clock's first reading.
+var idemStart = time.Date(2025, 3, 1, 9, 30, 15, 250_000_000, time.UTC)
+
+// idemClock is a settable clock shared by the resolver and the middleware.
+type idemClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *idemClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *idemClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// idemAPI serves /v1 and /graphql with the idempotency middleware wired as in production.
+type idemAPI struct {
+	srv   *httptest.Server
+	store *models.Store
+	clock *idemClock
+	idem  *Idempotency
+	// runs counts requests that got past the middleware to the routes.
+	runs atomic.Int64
+}
+
+// newIdemAPI wires Authenticate -> Idempotency.Wrap -> routes for both endpoints, as
+// Handler and GraphQL do, with a counter (and inner, when set, to fail them) between the
+// middleware and the routes.
+func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
+	t.Helper()
+	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
+	rs := NewServer(res)
+	a := &idemAPI{store: s, clock: clock, idem: NewIdempotency(res, IdempotencyOptions{})}
+	routes := func(h http.Handler) http.Handler {
+		if inner != nil {
+			h = inner(h)
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.runs.Add(1)
+			h.ServeHTTP(w, r)
+		})
+	}
+	gql := graph.NewHandler(res, graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", rs.Authenticate(a.idem.Wrap(routes(rs.Routes()), false), false))
+	mux.Handle("/graphql", rs.Authenticate(a.idem.Wrap(routes(http.MaxBytesHandler(gql, MaxBodyBytes)), true), true))
+	a.srv = httptest.NewServer(mux)
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// idemResponse is what a request got back.
+type idemResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// send makes a request with an API key, a JSON content type and the given idempotency
+// keys (none when nil); it is safe to call from many goroutines.
+func (a *idemAPI) send(t testing.TB, method, uri, apiKey string, keys []string, body string) idemResponse {
+	t.Helper()
+	req, err := http.NewRequest(method, a.srv.URL+uri, strings.NewReader(body))
+	if err != nil {
+		t.Error(err)
+		return idemResponse{}
+	}
+	req.Header.Set("Authorization", "ApiKey "+apiKey)
+	req.Header.Set("Content-Type", "application/json")
+	for _, k := range keys {
+		req.Header.Add(IdempotencyKeyHeader, k)
+	}
+	res, err := a.srv.Client().Do(req)
+	if err != nil {
+		t.Error(err)
+		return idemResponse{}
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Error(err)
+	}
+	return idemResponse{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// mark posts a mark with one idempotency key.
+func (a *idemAPI) mark(t testing.TB, apiKey, key, uri, body string) idemResponse {
+	t.Helper()
+	return a.send(t, http.MethodPost, uri, apiKey, []string{key}, body)
+}
+
+// graphql posts a GraphQL request with one idempotency key (none when empty).
+func (a *idemAPI) graphql(t testing.TB, apiKey, key, query string, variables map[string]any) idemResponse {
+	t.Helper()
+	b, err := json.Marshal(map[string]any{"query": query, "variables": variables})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	if key != "" {
+		keys = []string{key}
+	}
+	return a.send(t, http.MethodPost, "/graphql", apiKey, keys, string(b))
+}
+
+// record returns the stored record of a key, or nil.
+func (a *idemAPI) record(t testing.TB, env, key string) *models.IdempotencyKey {
+	t.Helper()
+	var rows []models.IdempotencyKey
+	if err := a.store.DB().Where("environment_id = ? AND idempotency_key = ?", env, key).Find(&rows).Error; err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	return &rows[0]
+}
+
+// action loads a message's cta.action as stored.
+func idemAction(t testing.TB, s *models.Store, id string) models.CTAAction {
+	t.Helper()
+	var m models.Message
+	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {
+		t.Fatal(err)
+	}
+	return *m.CTA.Action
+}
+
+// setAction overwrites a message's cta.action through the store, as another client would.
+func setAction(t testing.TB, s *models.Store, env, subscriberID, id string, typ models.ButtonType, status models.MessageActionStatus) {
+	t.Helper()
+	if _, err := s.MarkMessageAction(context.Background(), env, models.MarkAction{SubscriberID: subscriberID, MessageID: id, Type: typ, Status: status, Payload: models.JSON(`{"by":"someone else"}`)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// executed checks a first execution: status, the key echoed, no replay mark.
+func executed(t testing.TB, res idemResponse, status int, key string) {
+	t.Helper()
+	if res.status != status {
+		t.Fatalf("status = %d, want %d; body %s", res.status, status, res.body)
+	}
+	if got := res.header.Get(IdempotencyKeyHeader); got != key {
+		t.Errorf("Idempotency-Key = %q, want %q echoed", got, key)
+	}
+	if got := res.header.Get(IdempotencyReplayHeader); got != "" {
+		t.Errorf("first execution has Idempotency-Replay: %q", got)
+	}
+}
+
+// replayed checks a replay: the first response's status and bytes, marked as a replay.
+func replayed(t testing.TB, res, first idemResponse, key string) {
+	t.Helper()
+	if res.status != first.status || !bytes.Equal(res.body, first.body) {
+		t.Fatalf("replay = %d %s\nwant %d %s", res.status, res.body, first.status, first.body)
+	}
+	if got := res.header.Get(IdempotencyReplayHeader); got != "true" {
+		t.Errorf("Idempotency-Replay = %q, want true", got)
+	}
+	if got := res.header.Get(IdempotencyKeyHeader); got != key {
+		t.Errorf("Idempotency-Key = %q, want %q", got, key)
+	}
+	if got, want := res.header.Get("Content-Type"), first.header.Get("Content-Type"); got != want {
+		t.Errorf("Content-Type = %q, want %q", got, want)
+	}
+}
+
+// refusedWith checks an error answer of the documented shape and returns its message.
+func refusedWith(t testing.TB, res idemResponse, status int, graphqlStyle bool) string {
+	t.Helper()
+	if res.status != status {
+		t.Fatalf("status = %d, want %d; body %s", res.status, status, res.body)
+	}
+	var body ErrorBody
+	if err := json.Unmarshal(res.body, &body); err != nil {
+		t.Fatalf("error body: %v\n%s", err, res.body)
+	}
+	if body.StatusCode != status || body.Message == "" || body.Error != http.StatusText(status) {
+		t.Errorf("error body = %s", res.body)
+	}
+	if graphqlStyle {
+		errs, _ := body.Errors.([]any)
+		if len(errs) != 1 {
+			t.Errorf("GraphQL-style error has errors %v, want one", body.Errors)
+		}
+	}
+	return body.Message
+}
+
+const idemMutation = `mutation Mark($sub: String!, $id: ID!, $type: ButtonType!, $status: MessageActionStatus!, $payload: JSON) {
+	markMessageAction(subscriberId: $sub, messageId: $id, type: $type, status: $status, payload: $payload) {
+		_id cta { action { status result { type payload } } }
+	}
+}`
+
+// idemFixture is tenant a with subscriber alice, tenant b with its own alice, and a way
+// to make fresh messages so each test starts from a pending one.
+type idemFixture struct {
+	s    *models.Store
+	a, b *dbtest.Tenant
+	subs map[*dbtest.Tenant]*models.Subscriber
+	tpls map[*dbtest.Tenant]*models.Template
+}
+
+func newIdemFixture(t testing.TB, s *models.Store) *idemFixture {
+	t.Helper()
+	f := &idemFixture{s: s, a: dbtest.NewTenant(t, s, "a"), b: dbtest.NewTenant(t, s, "b"),
+		subs: map[*dbtest.Tenant]*models.Subscriber{}, tpls: map[*dbtest.Tenant]*models.Template{}}
+	for _, tn := range []*dbtest.Tenant{f.a, f.b} {
+		f.subs[tn], f.tpls[tn] = tn.Subscriber(t, "alice"), tn.Template(t, "tpl")
+	}
+	return f
+}
+
+// message makes a pending message of tn's alice and returns it with its mark URI.
+func (f *idemFixture) message(t testing.TB, tn *dbtest.Tenant, typ string) (*models.Message, string) {
+	t.Helper()
+	m := tn.Message(t, f.subs[tn], f.tpls[tn], nil)
+	return m, "/v1/subscribers/alice/messages/" + m.ID + "/actions/" + typ
+}
+
+func TestIdempotencyREST(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		f := newIdemFixture(t, s)
+		a := newIdemAPI(t, s, &idemClock{now: idemStart}, nil)
+
+		t.Run("mark201ThenReplayLeavesMessageAlone", func(t *testing.T) {
+			m, uri := f.message(t, f.a, "primary")
+			runs := a.runs.Load()
+			first := a.mark(t, f.a.Key, "k-replay", uri, `{"status":"done","payload":{"n":1,"a":"x"}}`)
+			executed(t, first, http.StatusCreated, "k-replay")
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionDone || string(got.Result.Payload) != `{"n":1,"a":"x"}` {
+				t.Fatalf("after the first request: %+v", got)
+			}
+			// Someone else changes the message; a replay must not undo that.
+			setAction(t, s, f.a.Env.ID, "alice", m.ID, models.ButtonSecondary, models.ActionPending)
+			before := idemAction(t, s, m.ID)
+			// The same request with other whitespace and key order is the same request.
+			res := a.mark(t, f.a.Key, "k-replay", uri, " {\"payload\": {\"a\":\"x\", \"n\":1},\n \"status\":\"done\"} ")
+			replayed(t, res, first, "k-replay")
+			if diff := cmp.Diff(before, idemAction(t, s, m.ID)); diff != "" {
+				t.Errorf("replay touched the message (-before +after):\n%s", diff)
+			}
+			if n := a.runs.Load() - runs; n != 1 {
+				t.Errorf("routes ran %d times, want 1", n)
+			}
+			rec := a.record(t, f.a.Env.ID, "k-replay")
+			if rec == nil || rec.Status != http.StatusCreated || !bytes.Equal(rec.Body, first.body) || !strings.HasPrefix(rec.ContentType, "application/json") ||
+				!rec.ExpiresAt.Equal(idemStart.Add(24*time.Hour).Truncate(time.Millisecond)) {
+				t.Errorf("record = %+v", rec)
+			}
+		})
+
+		t.Run("mark422SameKeyOtherRequest", func(t *testing.T) {
+			m, uri := f.message(t, f.a, "primary")
+			_, otherURI := f.message(t, f.a, "primary")
+			key := `k-"other"`
+			executed(t, a.mark(t, f.a.Key, key, uri, `{"status":"done"}`), http.StatusCreated, key)
+			before := idemAction(t, s, m.ID)
+			for name, req := range map[string]struct{ uri, body string }{
+				"otherBody":    {uri, `{"status":"pending"}`},
+				"addedPayload": {uri, `{"status":"done","payload":{}}`},
+				"otherMessage": {otherURI, `{"status":"done"}`},
+				"otherType":    {strings.TrimSuffix(uri, "primary") + "secondary", `{"status":"done"}`},
+			} {
+				res := a.mark(t, f.a.Key, key, req.uri, req.body)
+				msg := refusedWith(t, res, http.StatusUnprocessableEntity, false)
+				if !strings.Contains(msg, `"k-\"other\""`) {
+					t.Errorf("%s: message %q does not name the key", name, msg)
+				}
+				if got := res.header.Get(IdempotencyReplayHeader); got != "" {
+					t.Errorf("%s: 422 marked as a replay", name)
+				}
+			}
+			if diff := cmp.Diff(before, idemAction(t, s, m.ID)); diff != "" {
+				t.Errorf("refused requests changed the message (-before +after):\n%s", diff)
+			}
+		})
+
+		t.Run("mark201SameKeyOtherTenantIndependent", func(t *testing.T) {
+			_, uriA := f.message(t, f.a, "primary")
+			mb, uriB := f.message(t, f.b, "secondary")
+			firstA := a.mark(t, f.a.Key, "k-shared", uriA, `{"status":"done"}`)
+			executed(t, firstA, http.StatusCreated, "k-shared")
+			// The same key and even the same path would not leak tenant a's response.
+			firstB := a.mark(t, f.b.Key, "k-shared", uriB, `{"status":"done"}`)
+			executed(t, firstB, http.StatusCreated, "k-shared")
+			if got := idemAction(t, s, mb.ID); got.Status != models.ActionDone || got.Result.Type != models.ButtonSecondary {
+				t.Errorf("tenant b's message: %+v", got)
+			}
+			replayed(t, a.mark(t, f.b.Key, "k-shared", uriB, `{"status":"done"}`), firstB, "k-shared")
+			replayed(t, a.mark(t, f.a.Key, "k-shared", uriA, `{"status":"done"}`), firstA, "k-shared")
+			res := a.mark(t, f.b.Key, "k-shared-404", uriA, `{"status":"done"}`)
+			executed(t, res, http.StatusNotFound, "k-shared-404")
+		})
+
+		t.Run("refusedStoresNothingThenRetryRuns", func(t *testing.T) {
+			m, uri := f.message(t, f.a, "primary")
+			key := "k-refused"
+			refusedWith(t, a.mark(t, f.a.Key, key, uri, `{"status":"maybe"}`), http.StatusUnprocessableEntity, false)
+			refusedWith(t, a.mark(t, f.a.Key, key, uri, `{"status":`), http.StatusBadRequest, false)
+			refusedWith(t, a.mark(t, f.a.Key, key, strings.TrimSuffix(uri, "primary")+"tertiary", `{"status":"done"}`), http.StatusUnprocessableEntity, false)
+			refusedWith(t, a.send(t, http.MethodPost, uri, "not-a-key", []string{key}, `{"status":"done"}`), http.StatusUnauthorized, false)
+			huge := `{"status":"done","payload":{"x":"` + strings.Repeat("a", MaxBodyBytes) + `"}}`
+			refusedWith(t, a.mark(t, f.a.Key, key, uri, huge), http.StatusRequestEntityTooLarge, false)
+			if rec := a.record(t, f.a.Env.ID, key); rec != nil {
+				t.Fatalf("refused requests stored %+v", rec)
+			}
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionPending {
+				t.Fatalf("refused requests changed the message: %+v", got)
+			}
+			first := a.mark(t, f.a.Key, key, uri, `{"status":"done"}`)
+			executed(t, first, http.StatusCreated, key)
+			replayed(t, a.mark(t, f.a.Key, key, uri, `{"status":"done"}`), first, key)
+		})
+
+		t.Run("mark404Stored", func(t *testing.T) {
+			uri := "/v1/subscribers/alice/messages/67c2be400000000000000abc/actions/primary"
+			first := a.mark(t, f.a.Key, "k-404", uri, `{"status":"done"}`)
+			executed(t, first, http.StatusNotFound, "k-404")
+			if rec := a.record(t, f.a.Env.ID, "k-404"); rec == nil || rec.Status != http.StatusNotFound {
+				t.Fatalf("404 record = %+v", rec)
+			}
+			replayed(t, a.mark(t, f.a.Key, "k-404", uri, `{"status":"done"}`), first, "k-404")
+		})
+
+		t.Run("keyValidation", func(t *testing.T) {
+			m, uri := f.message(t, f.a, "primary")
+			for name, keys := range map[string][]string{
+				"mark400Key256":        {strings.Repeat("k", 256)},
+				"mark400Key256Runes":   {strings.Repeat("é", 256)},
+				"mark400KeyEmpty":      {""},
+				"mark400KeyTab":        {"a\tb"},
+				"mark400KeyTwice":      {"k1", "k2"},
+				"mark400KeyNotUTF8":    {"k\xff"},
+				"mark400KeyNonPrint":   {"k\u200b"},
+				"mark400KeyPrivateUse": {"k\ue000"},
+			} {
+				res := a.send(t, http.MethodPost, uri, f.a.Key, keys, `{"status":"done"}`)
+				msg := refusedWith(t, res, http.StatusBadRequest, false)
+				if !strings.Contains(msg, "Idempotency-Key") {
+					t.Errorf("%s: message %q does not name the header", name, msg)
+				}
+				if res.header.Get(IdempotencyKeyHeader) != "" {
+					t.Errorf("%s: an invalid key was echoed", name)
+				}
+			}
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionPending {
+				t.Fatalf("refused keys changed the message: %+v", got)
+			}
+			for _, key := range []string{strings.Repeat("k", 255), strings.Repeat("é", 255), "a b:c/d=e"} {
+				executed(t, a.mark(t, f.a.Key, key, uri, `{"status":"done"}`), http.StatusCreated, key)
+			}
+		})
+
+		t.Run("keyIgnoredWithoutIt", func(t *testing.T) {
+			_, uri := f.message(t, f.a, "primary")
+			// Without a key, nothing is stored and nothing is echoed.
+			res := a.send(t, http.MethodPost, uri, f.a.Key, nil, `{"status":"done"}`)
+			if res.status != http.StatusCreated || res.header.Get(IdempotencyKeyHeader) != "" {
+				t.Errorf("no key: %d %v", res.status, res.header)
+			}
+			// GET ignores the header, even an invalid one.
+			res = a.send(t, http.MethodGet, "/v1/messages?limit=1", f.a.Key, []string{strings.Repeat("k", 300)}, "")
+			if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" {
+				t.Errorf("GET with a key: %d %v", res.status, res.header)
+			}
+		})
+
+		t.Run("expired201RunsAgain", func(t *testing.T) {
+			clock := &idemClock{now: idemStart}
+			api := newIdemAPI(t, s, clock, nil)
+			m, uri := f.message(t, f.a, "primary")
+			executed(t, api.mark(t, f.a.Key, "k-expiry", uri, `{"status":"done"}`), http.StatusCreated, "k-expiry")
+			clock.advance(24*time.Hour - time.Millisecond)
+			if res := api.mark(t, f.a.Key, "k-expiry", uri, `{"status":"pending"}`); res.status != http.StatusUnprocessableEntity {
+				t.Fatalf("just before expiry: %d, want 422", res.status)
+			}
+			clock.advance(time.Millisecond)
+			runs := api.runs.Load()
+			// A different request is fine once the record expired: it replaces it.
+			executed(t, api.mark(t, f.a.Key, "k-expiry", uri, `{"status":"pending"}`), http.StatusCreated, "k-expiry")
+			if n := api.runs.Load() - runs; n != 1 {
+				t.Errorf("routes ran %d times, want 1", n)
+			}
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionPending {
+				t.Errorf("after expiry the request did not run: %+v", got)
+			}
+			rec := api.record(t, f.a.Env.ID, "k-expiry")
+			if want := idemStart.Add(48 * time.Hour).Truncate(time.Millisecond); rec == nil || !rec.ExpiresAt.Equal(want) {
+				t.Errorf("replaced record = %+v, want expiry %v", rec, want)
+			}
+		})
+
+		t.Run("purgeDeletesExpiredOnly", func(t *testing.T) {
+			clock := &idemClock{now: idemStart}
+			api := newIdemAPI(t, s, clock, nil)
+			_, uri := f.message(t, f.b, "primary")
+			executed(t, api.mark(t, f.b.Key, "k-purge-old", uri, `{"status":"done"}`), http.StatusCreated, "k-purge-old")
+			clock.advance(12 * time.Hour)
+			executed(t, api.mark(t, f.b.Key, "k-purge-new", uri, `{"status":"done"}`), http.StatusCreated, "k-purge-new")
+			clock.advance(12 * time.Hour)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan struct{})
+			go func() { defer close(done); api.idem.PurgeExpired(ctx) }()
+			deadline := time.Now().Add(10 * time.Second)
+			for api.record(t, f.b.Env.ID, "k-purge-old") != nil && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			cancel()
+			<-done
+			if api.record(t, f.b.Env.ID, "k-purge-old") != nil {
+				t.Error("expired record not purged")
+			}
+			if api.record(t, f.b.Env.ID, "k-purge-new") == nil {
+				t.Error("live record purged")
+			}
+		})
+
+		t.Run("crash500KeepsNeitherChangeNorRecord", func(t *testing.T) {
+			var innerStatus atomic.Int64
+			crash := func(h http.Handler) http.Handler {
+				return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					rec := httptest.NewRecorder()
+					h.ServeHTTP(rec, r) // the mark runs and succeeds...
+					innerStatus.Store(int64(rec.Code))
+					http.Error(w, "simulated crash after the change", http.StatusInternalServerError) // ...then the request fails
+				})
+			}
+			crashing := newIdemAPI(t, s, &idemClock{now: idemStart}, crash)
+			m, uri := f.message(t, f.a, "primary")
+			res := crashing.mark(t, f.a.Key, "k-crash", uri, `{"status":"done"}`)
+			if res.status != http.StatusInternalServerError || innerStatus.Load() != http.StatusCreated {
+				t.Fatalf("crash: %d (mark answered %d), want 500 after a 201", res.status, innerStatus.Load())
+			}
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionPending || got.Result != nil {
+				t.Errorf("the change outlived the failed request: %+v", got)
+			}
+			if rec := a.record(t, f.a.Env.ID, "k-crash"); rec != nil {
+				t.Errorf("the failed request left its record: %+v", rec)
+			}
+			executed(t, a.mark(t, f.a.Key, "k-crash", uri, `{"status":"done"}`), http.StatusCreated, "k-crash")
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionDone {
+				t.Errorf("the retry did not run: %+v", got)
+			}
+		})
+	})
+}
+
+func TestIdempotencyGraphQL(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		f := newIdemFixture(t, s)
+		a := newIdemAPI(t, s, &idemClock{now: idemStart}, nil)
+		vars := func(m *models.Message, status string) map[string]any {
+			return map[string]any{"sub": "alice", "id": m.ID, "type": "secondary", "status": status, "payload": map[string]any{"z": 1, "a": []any{1, 2}}}
+		}
+
+		t.Run("mutation200ThenReplay", func(t *testing.T) {
+			m, _ := f.message(t, f.a, "primary")
+			runs := a.runs.Load()
+			first := a.graphql(t, f.a.Key, "k-gql", idemMutation, vars(m, "done"))
+			executed(t, first, http.StatusOK, "k-gql")
+			if !bytes.Contains(first.body, []byte(`"status":"done"`)) || bytes.Contains(first.body, []byte(`"errors"`)) {
+				t.Fatalf("mutation: %s", first.body)
+			}
+			setAction(t, s, f.a.Env.ID, "alice", m.ID, models.ButtonPrimary, models.ActionPending)
+			before := idemAction(t, s, m.ID)
+			// Variables in another key order are the same request.
+			body := `{"variables":{"status":"done","payload":{"a":[1,2],"z":1},"type":"secondary","id":"` + m.ID + `","sub":"alice"},"query":` + strings.TrimSpace(string(mustJSON(t, idemMutation))) + `}`
+			res := a.send(t, http.MethodPost, "/graphql", f.a.Key, []string{"k-gql"}, body)
+			replayed(t, res, first, "k-gql")
+			if diff := cmp.Diff(before, idemAction(t, s, m.ID)); diff != "" {
+				t.Errorf("replay touched the message (-before +after):\n%s", diff)
+			}
+			if n := a.runs.Load() - runs; n != 1 {
+				t.Errorf("routes ran %d times, want 1", n)
+			}
+			// Other variables under the same key: refused, GraphQL-style.
+			msg := refusedWith(t, a.graphql(t, f.a.Key, "k-gql", idemMutation, vars(m, "pending")), http.StatusUnprocessableEntity, true)
+			if !strings.Contains(msg, `"k-gql"`) {
+				t.Errorf("message %q does not name the key", msg)
+			}
+		})
+
+		t.Run("mutationAndRESTShareKeys", func(t *testing.T) {
+			m, uri := f.message(t, f.a, "secondary")
+			executed(t, a.graphql(t, f.a.Key, "k-both", idemMutation, vars(m, "done")), http.StatusOK, "k-both")
+			refusedWith(t, a.mark(t, f.a.Key, "k-both", uri, `{"status":"done"}`), http.StatusUnprocessableEntity, false)
+		})
+
+		t.Run("query200IgnoresKey", func(t *testing.T) {
+			runs := a.runs.Load()
+			for _, key := range []string{"k-query", strings.Repeat("k", 300)} {
+				for _, q := range []string{`{ messages { totalCount } }`, `query Q { messages { totalCount } } mutation M { __typename }`} {
+					b, _ := json.Marshal(map[string]any{"query": q, "operationName": map[bool]any{true: "Q", false: nil}[strings.HasPrefix(q, "query Q")]})
+					res := a.send(t, http.MethodPost, "/graphql", f.a.Key, []string{key}, string(b))
+					if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" || bytes.Contains(res.body, []byte(`"errors"`)) {
+						t.Errorf("query with key %.10q: %d %v %s", key, res.status, res.header, res.body)
+					}
+				}
+			}
+			if n := a.runs.Load() - runs; n != 4 {
+				t.Errorf("routes ran %d times, want 4", n)
+			}
+			if rec := a.record(t, f.a.Env.ID, "k-query"); rec != nil {
+				t.Errorf("a query stored %+v", rec)
+			}
+			// GET is never idempotency-checked.
+			res := a.send(t, http.MethodGet, "/graphql?query="+url.QueryEscape(`{ messages { totalCount } }`), f.a.Key, []string{"k-query"}, "")
+			if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" {
+				t.Errorf("GET with a key: %d %v", res.status, res.header)
+			}
+		})
+
+		t.Run("mutation400BadKey", func(t *testing.T) {
+			m, _ := f.message(t, f.a, "primary")
+			refusedWith(t, a.graphql(t, f.a.Key, strings.Repeat("k", 256), idemMutation, vars(m, "done")), http.StatusBadRequest, true)
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionPending {
+				t.Errorf("refused key changed the message: %+v", got)
+			}
+		})
+
+		t.Run("mutationRefusedStoresNothing", func(t *testing.T) {
+			m, _ := f.message(t, f.a, "primary")
+			bad := vars(m, "done")
+			bad["payload"] = []any{1}
+			res := a.graphql(t, f.a.Key, "k-gql-bad", idemMutation, bad)
+			if res.status != http.StatusOK || !bytes.Contains(res.body, []byte("BAD_USER_INPUT")) {
+				t.Fatalf("bad payload: %d %s", res.status, res.body)
+			}
+			res = a.graphql(t, f.a.Key, "k-gql-bad", `mutation { nope }`, nil)
+			if res.status == http.StatusOK {
+				t.Fatalf("invalid document: %d %s", res.status, res.body)
+			}
+			if rec := a.record(t, f.a.Env.ID, "k-gql-bad"); rec != nil {
+				t.Fatalf("refused mutations stored %+v", rec)
+			}
+			executed(t, a.graphql(t, f.a.Key, "k-gql-bad", idemMutation, vars(m, "done")), http.StatusOK, "k-gql-bad")
+			if got := idemAction(t, s, m.ID); got.Status != models.ActionDone {
+				t.Errorf("the corrected retry did not run: %+v", got)
+			}
+		})
+
+		t.Run("mutationNotFoundStored", func(t *testing.T) {
+			m, _ := f.message(t, f.b, "primary")
+			first := a.graphql(t, f.a.Key, "k-gql-404", idemMutation, vars(m, "done")) // tenant b's message
+			executed(t, first, http.StatusOK, "k-gql-404")
+			if !bytes.Contains(first.body, []byte("NOT_FOUND")) {
+				t.Fatalf("foreign message: %s", first.body)
+			}
+			replayed(t, a.graphql(t, f.a.Key, "k-gql-404", idemMutation, vars(m, "done")), first, "k-gql-404")
+		})
+	})
+}
+
+func mustJSON(t testing.TB, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestIdempotencyConcurrent sends 20 requests with one key at once, to one instance and
+// to two instances sharing the database: one runs, the others replay its response or are
+// told to retry, and none runs a second time.
+func TestIdempotencyConcurrent(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		f := newIdemFixture(t, s)
+		for _, instances := range []int{1, 2} {
+			name := map[int]string{1: "oneInstance", 2: "twoInstances"}[instances]
+			t.Run(name, func(t *testing.T) {
+				apis := make([]*idemAPI, instances)
+				for n := range apis {
+					apis[n] = newIdemAPI(t, s, &idemClock{now: idemStart}, nil)
+				}
+				m, uri := f.message(t, f.a, "primary")
+				key := "k-concurrent-" + name
+				const n = 20
+				results := make([]idemResponse, n)
+				var wg sync.WaitGroup
+				start := make(chan struct{})
+				for i := range n {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						body := `{"status":"done","payload":{"i":0}}`
+						results[i] = apis[i%instances].mark(t, f.a.Key, key, uri, body)
+					}()
+				}
+				close(start)
+				wg.Wait()
+
+				var runs int64
+				for _, a := range apis {
+					runs += a.runs.Load()
+				}
+				if runs != 1 {
+					t.Errorf("routes ran %d times, want exactly 1", runs)
+				}
+				var fresh []idemResponse
+				counts := map[string]int{}
+				for _, res := range results {
+					switch {
+					case res.status == http.StatusCreated && res.header.Get(IdempotencyReplayHeader) == "":
+						fresh = append(fresh, res)
+						counts["executed"]++
+					case res.status == http.StatusCreated:
+						counts["replayed"]++
+					case res.status == http.StatusConflict:
+						counts["conflict"]++
+						if got := res.header.Get("Retry-After"); got != "1" {
+							t.Errorf("409 Retry-After = %q, want 1", got)
+						}
+						refusedWith(t, res, http.StatusConflict, false)
+					default:
+						t.Errorf("unexpected answer %d %s", res.status, res.body)
+					}
+				}
+				t.Logf("%v", counts)
+				if len(fresh) != 1 {
+					t.Fatalf("%d executions answered, want 1", len(fresh))
+				}
+				for _, res := range results {
+					if res.status == http.StatusCreated && !bytes.Equal(res.body, fresh[0].body) {
+						t.Errorf("replay differs from the execution:\n%s\n%s", res.body, fresh[0].body)
+					}
+				}
+				rec := apis[0].record(t, f.a.Env.ID, key)
+				if rec == nil || !bytes.Equal(rec.Body, fresh[0].body) {
+					t.Errorf("record = %+v", rec)
+				}
+				if got := idemAction(t, s, m.ID); got.Status != models.ActionDone {
+					t.Errorf("message = %+v", got)
+				}
+				// Afterwards every instance replays.
+				for _, a := range apis {
+					replayed(t, a.mark(t, f.a.Key, key, uri, `{"status":"done","payload":{"i":0}}`), fresh[0], key)
+				}
+			})
+		}
+	})
+}
+
+func TestIdempotencyKeyHeader(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name   string
+		values []string
+		ok     bool
+	}{
+		{"ok1", []string{"a"}, true},
+		{"ok255", []string{strings.Repeat("a", 255)}, true},
+		{"ok255Runes", []string{strings.Repeat("€", 255)}, true},
+		{"okUUID", []string{"8e03978e-40d5-43e8-bc93-6894a57f9324"}, true},
+		{"okSpaceInside", []string{"a b"}, true},
+		{"bad256", []string{strings.Repeat("a", 256)}, false},
+		{"badEmpty", []string{""}, false},
+		{"badTwo", []string{"a", "b"}, false},
+		{"badNewline", []string{"a\nb"}, false},
+		{"badNUL", []string{"a\x00"}, false},
+		{"badInvalidUTF8", []string{"\xc3"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, err := idempotencyKey(tt.values)
+			if (err == nil) != tt.ok {
+				t.Fatalf("idempotencyKey(%q) = %q, %v; want ok %v", tt.values, k, err, tt.ok)
+			}
+			if err != nil && models.ErrorCode(err) != models.EMALFORMED {
+				t.Errorf("code = %s, want %s", models.ErrorCode(err), models.EMALFORMED)
+			}
+		})
+	}
+}
+
+func TestIdempotencyFingerprint(t *testing.T) {
+	t.Parallel()
+	post := func(path string) *http.Request { return httptest.NewRequest(http.MethodPost, path, nil) }
+	mark := "/v1/subscribers/a/messages/b/actions/primary"
+	same := func(t *testing.T, x, y string) {
+		t.Helper()
+		if x != y {
+			t.Error("fingerprints differ, want equal")
+		}
+	}
+	differ := func(t *testing.T, x, y string) {
+		t.Helper()
+		if x == y {
+			t.Error("fingerprints equal, want different")
+		}
+	}
+	t.Run("restWhitespaceAndKeyOrderIgnored", func(t *testing.T) {
+		same(t, restFingerprint(post(mark), []byte(`{"status":"done","payload":{"b":1,"a":[1,{"y":2,"x":"\u0041"}]}}`)),
+			restFingerprint(post(mark), []byte(" {\"payload\" : {\"a\":[1,{\"x\":\"A\",\"y\":2}],\"b\":1},\n\"status\":\"done\"}\n")))
+	})
+	t.Run("restNumbersAsWritten", func(t *testing.T) {
+		differ(t, restFingerprint(post(mark), []byte(`{"status":"done","payload":{"n":2.50}}`)),
+			restFingerprint(post(mark), []byte(`{"status":"done","payload":{"n":2.5}}`)))
+	})
+	t.Run("restPathSegmentsKept", func(t *testing.T) {
+		differ(t, restFingerprint(post("/v1/subscribers/a%2Fmessages%2Fb/messages/c/actions/primary"), nil),
+			restFingerprint(post("/v1/subscribers/a/messages/b%2Fmessages%2Fc/actions/primary"), nil))
+		same(t, restFingerprint(post("/v1/subscribers/%61/messages/b/actions/primary"), nil), restFingerprint(post(mark), nil))
+	})
+	t.Run("restInvalidJSONByBytes", func(t *testing.T) {
+		differ(t, restFingerprint(post(mark), []byte(`{"status":`)), restFingerprint(post(mark), []byte(`{"status": `)))
+	})
+	gql := func(body string) (string, bool) { return graphqlFingerprint(post("/graphql"), []byte(body)) }
+	t.Run("graphqlOperationKinds", func(t *testing.T) {
+		for body, wantQuery := range map[string]bool{
+			`{"query":"{ messages { totalCount } }"}`:                            true,
+			`{"query":"query { messages { totalCount } }"}`:                      true,
+			`{"query":"subscription S { x }"}`:                                   true,
+			`{"query":"mutation { markMessageAction }"}`:                         false,
+			`{"query":"query Q { a } mutation M { b }","operationName":"Q"}`:     true,
+			`{"query":"query Q { a } mutation M { b }","operationName":"M"}`:     false,
+			`{"query":"query Q { a } mutation M { b }"}`:                         false, // ambiguous: protected
+			`{"query":"{ unbalanced"}`:                                           false, // unparsable: protected
+			`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}`: false, // hash only: protected
+			`not json`: false,
+			`{"query":"query Q { a }","operationName":"Missing"}`: false,
+		} {
+			if _, got := gql(body); got != wantQuery {
+				t.Errorf("%s: query = %v, want %v", body, got, wantQuery)
+			}
+		}
+	})
+	t.Run("graphqlVariablesCanonical", func(t *testing.T) {
+		x, _ := gql(`{"query":"mutation { a }","variables":{"b":1,"a":"x"}}`)
+		y, _ := gql(`{"variables":{ "a":"x", "b":1 },"query":"mutation { a }"}`)
+		same(t, x, y)
+		z, _ := gql(`{"query":"mutation { a }","variables":{"b":2,"a":"x"}}`)
+		differ(t, x, z)
+		none, _ := gql(`{"query":"mutation { a }"}`)
+		empty, _ := gql(`{"query":"mutation { a }","variables":{}}`)
+		null, _ := gql(`{"query":"mutation { a }","variables":null}`)
+		same(t, none, empty)
+		same(t, none, null)
+	})
+	t.Run("graphqlPersistedHashMatchesText", func(t *testing.T) {
+		full, _ := gql(`{"query":"mutation { a }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"ignored-when-text-given"}}}`)
+		// sha256("mutation { a }")
+		hashOnly, _ := gql(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + sha256Hex("mutation { a }") + `"}}}`)
+		same(t, full, hashOnly)
+	})
+	t.Run("graphqlOperationNameCounts", func(t *testing.T) {
+		x, _ := gql(`{"query":"mutation A { a } mutation B { a }","operationName":"A"}`)
+		y, _ := gql(`{"query":"mutation A { a } mutation B { a }","operationName":"B"}`)
+		differ(t, x, y)
+	})
+}
+
+func TestIdempotencyRan(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		status  int
+		body    string
+		graphql bool
+		want    bool
+	}{
+		{"rest201", 201, `{}`, false, true},
+		{"rest404", 404, `{}`, false, true},
+		{"rest400", 400, `{}`, false, false},
+		{"rest401", 401, `{}`, false, false},
+		{"rest409", 409, `{}`, false, false},
+		{"rest413", 413, `{}`, false, false},
+		{"rest415", 415, `{}`, false, false},
+		{"rest422", 422, `{}`, false, false},
+		{"rest429", 429, `{}`, false, false},
+		{"rest500", 500, `{}`, false, false},
+		{"rest503", 503, `{}`, false, false},
+		{"graphqlData", 200, `{"data":{"markMessageAction":{"_id":"x"}}}`, true, true},
+		{"graphqlNotFound", 200, `{"errors":[{"message":"message not found","extensions":{"code":"NOT_FOUND"}}],"data":null}`, true, true},
+		{"graphqlBadInput", 200, `{"errors":[{"message":"bad","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, true, false},
+		{"graphqlInternal", 200, `{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"data":null}`, true, false},
+		{"graphqlMixedNotFoundAndBad", 200, `{"errors":[{"extensions":{"code":"NOT_FOUND"}},{"extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, true, false},
+		{"graphqlPartialData", 200, `{"errors":[{"extensions":{"code":"BAD_USER_INPUT"}}],"data":{"a":{"_id":"x"},"b":null}}`, true, true},
+		{"graphqlNoCode", 200, `{"errors":[{"message":"x"}],"data":null}`, true, false},
+		{"graphqlUnreadable", 200, `not json`, true, true},
+		{"graphql422", 422, `{"errors":[{"message":"x"}]}`, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := ran(tt.status, []byte(tt.body), tt.graphql); got != tt.want {
+				t.Errorf("ran(%d, %s) = %v, want %v", tt.status, tt.body, got, tt.want)
+			}
+		})
+	}
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
