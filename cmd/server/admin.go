@@ -1,0 +1,199 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"messages/models"
+)
+
+func (a *app) migrateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "migrate",
+		Usage: "apply pending database migrations and exit",
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return a.withStore(ctx, cmd, func(s *models.Store) error {
+				fmt.Fprintln(a.stderr, "database is up to date")
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) apikeyCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "apikey",
+		Usage: "manage API keys",
+		Commands: []*cli.Command{
+			{
+				Name:  "create",
+				Usage: "create a key for an environment (created if new) and print it alone on stdout",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "environment-id", Usage: "24-hex id of the environment the key unlocks", Required: true},
+					&cli.StringFlag{Name: "organization-id", Usage: "24-hex organization id, used only when the environment is new (default: a new id)"},
+					&cli.StringFlag{Name: "name", Usage: "label shown by apikey list"},
+				},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withStore(ctx, cmd, func(s *models.Store) error {
+						envID := cmd.String("environment-id")
+						if _, err := s.EnsureEnvironment(ctx, envID, cmd.String("organization-id"), ""); err != nil {
+							return err
+						}
+						key, rec, err := s.CreateAPIKey(ctx, envID, cmd.String("name"))
+						if err != nil {
+							return err
+						}
+						fmt.Fprintln(a.stdout, key)
+						fmt.Fprintf(a.stderr, "created API key %s for environment %s; it is shown only once\n", rec.ID, envID)
+						return nil
+					})
+				},
+			},
+			{
+				Name:  "list",
+				Usage: "list keys (never the keys themselves: id, environment, name, last 4 characters, state)",
+				Flags: []cli.Flag{&cli.StringFlag{Name: "environment-id", Usage: "only this environment's keys"}},
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withStore(ctx, cmd, func(s *models.Store) error {
+						keys, err := s.ListAPIKeys(ctx, cmd.String("environment-id"))
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "ID\tENVIRONMENT\tNAME\tENDS WITH\tCREATED\tSTATE")
+						for _, k := range keys {
+							state := "active"
+							if k.RevokedAt != nil {
+								state = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+							}
+							fmt.Fprintf(tw, "%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.EnvironmentID, k.Name, k.Hint, k.CreatedAt.UTC().Format(time.RFC3339), state)
+						}
+						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name:      "revoke",
+				Usage:     "revoke a key by its id (from apikey list)",
+				ArgsUsage: "KEY_ID",
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					if cmd.Args().Len() != 1 {
+						return usageError{fmt.Errorf("apikey revoke takes one KEY_ID")}
+					}
+					return a.withStore(ctx, cmd, func(s *models.Store) error {
+						if err := s.RevokeAPIKey(ctx, cmd.Args().First()); err != nil {
+							return err
+						}
+						fmt.Fprintln(a.stderr, "revoked", cmd.Args().First())
+						return nil
+					})
+				},
+			},
+		},
+	}
+}
+
+func (a *app) importCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "import",
+		Usage: "load messages from JSON Lines (one Message record per line, with subscriber and template); all or nothing",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "file", Usage: "file to read, or - for stdin", Required: true}},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			var r io.Reader = os.Stdin
+			if name := cmd.String("file"); name != "-" {
+				f, err := os.Open(name)
+				if err != nil {
+					return err
+				}
+				defer f.Close()
+				r = f
+			}
+			return a.withStore(ctx, cmd, func(s *models.Store) error {
+				p := newProgress(a.stderr, -1, "importing")
+				stats, err := s.ImportMessages(ctx, r, p.set)
+				p.done()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "imported %d messages, %d subscribers, %d templates, %d environments from %d lines\n",
+					stats.Messages, stats.Subscribers, stats.Templates, stats.Environments, stats.Lines)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) exportCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "export",
+		Usage: "write an environment's messages as JSON Lines on stdout (the import format)",
+		Flags: []cli.Flag{&cli.StringFlag{Name: "environment-id", Usage: "environment to export", Required: true}},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			return a.withStore(ctx, cmd, func(s *models.Store) error {
+				p := newProgress(a.stderr, -1, "exporting")
+				n, err := s.ExportMessages(ctx, cmd.String("environment-id"), a.stdout, p.set)
+				p.done()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "exported %d messages\n", n)
+				return nil
+			})
+		},
+	}
+}
+
+func (a *app) seedCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "seed",
+		Usage: "load synthetic, deterministic messages for demos and benchmarks",
+		Flags: []cli.Flag{
+			&cli.Int64Flag{Name: "seed", Usage: "random seed: the same seed gives the same data", Value: 1},
+			&cli.IntFlag{Name: "messages", Usage: "messages to create", Value: 1000},
+			&cli.IntFlag{Name: "subscribers", Usage: "subscribers to create", Value: 100},
+			&cli.IntFlag{Name: "templates", Usage: "workflow templates to create", Value: 20},
+			&cli.StringFlag{Name: "environment-id", Usage: "24-hex environment to seed (created if new)", Value: demoEnvironmentID},
+			&cli.StringFlag{Name: "organization-id", Usage: "24-hex organization of a new environment", Value: demoOrganizationID},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			n := cmd.Int("messages")
+			if n < 0 || cmd.Int("subscribers") < 1 || cmd.Int("templates") < 1 {
+				return usageError{fmt.Errorf("--messages must be >= 0, --subscribers and --templates >= 1")}
+			}
+			return a.withStore(ctx, cmd, func(s *models.Store) error {
+				p := newProgress(a.stderr, n, "seeding")
+				start := time.Now()
+				stats, err := s.Seed(ctx, models.SeedOptions{
+					Seed: cmd.Int64("seed"), EnvironmentID: cmd.String("environment-id"), OrganizationID: cmd.String("organization-id"),
+					Messages: n, Subscribers: cmd.Int("subscribers"), Templates: cmd.Int("templates"), Progress: p.set,
+				})
+				p.done()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(a.stderr, "seeded %+v in %s\n", stats, time.Since(start).Round(time.Millisecond))
+				return nil
+			})
+		},
+	}
+}
+
+// withStore opens and migrates the database for one admin task.
+func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
+	c, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	s, err := openStore(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s)
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"messages/models"
+)
+
+// config is the configuration shared by every subcommand: flags win over environment
+// variables, which win over defaults.
+type config struct {
+	databaseURL   string
+	defaultDB     bool
+	appEnv        string
+	introspection bool
+	pool          models.PoolOptions
+}
+
+func (c config) development() bool { return c.appEnv != "production" }
+
+func (a *app) command() *cli.Command {
+	return &cli.Command{
+		Name:            "server",
+		Usage:           "message service: GraphQL, REST /v1 and admin tasks",
+		Writer:          a.stdout,
+		ErrWriter:       a.stderr,
+		DefaultCommand:  "serve",
+		HideHelpCommand: true,
+		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
+		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
+			return usageError{err}
+		},
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db or sqlite:path", Value: models.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
+			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
+			&cli.IntFlag{Name: "db-max-open-conns", Usage: "MySQL connection pool size", Value: models.DefaultPool.MaxOpenConns, Sources: cli.EnvVars("DB_MAX_OPEN_CONNS")},
+		},
+		Commands: []*cli.Command{
+			a.serveCommand(),
+			a.migrateCommand(),
+			a.apikeyCommand(),
+			a.importCommand(),
+			a.exportCommand(),
+			a.seedCommand(),
+		},
+	}
+}
+
+// loadConfig reads the shared flags.
+func loadConfig(cmd *cli.Command) (config, error) {
+	c := config{
+		databaseURL: cmd.String("database-url"),
+		defaultDB:   !cmd.IsSet("database-url"),
+		appEnv:      cmd.String("app-env"),
+		pool:        models.DefaultPool,
+	}
+	if c.appEnv != "development" && c.appEnv != "production" {
+		return c, usageError{fmt.Errorf("APP_ENV must be development or production, got %q", c.appEnv)}
+	}
+	if n := cmd.Int("db-max-open-conns"); n > 0 {
+		c.pool.MaxOpenConns = n
+		c.pool.MaxIdleConns = min(c.pool.MaxIdleConns, n)
+	} else {
+		return c, usageError{fmt.Errorf("DB_MAX_OPEN_CONNS must be positive, got %d", n)}
+	}
+	return c, nil
+}
+
+// openStore connects and migrates, the first step of every subcommand.
+func openStore(ctx context.Context, c config) (*models.Store, error) {
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	s, err := models.Open(openCtx, c.databaseURL, c.pool)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Migrate(openCtx); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	return s, nil
+}

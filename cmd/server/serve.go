@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+	"github.com/klauspost/compress/gzhttp"
+	"github.com/urfave/cli/v3"
+
+	"messages/graph"
+	"messages/models"
+	"messages/rest"
+)
+
+// shutdownGrace is how long in-flight requests get to finish after SIGTERM.
+const shutdownGrace = 20 * time.Second
+
+func (a *app) serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve GraphQL at /graphql, REST at /v1 and, in development, the playground at /",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: ":8080", Sources: cli.EnvVars("ADDR")},
+			&cli.BoolFlag{Name: "graphql-introspection", Usage: "allow introspection in production (always on in development)", Sources: cli.EnvVars("GRAPHQL_INTROSPECTION")},
+			&cli.DurationFlag{Name: "request-timeout", Usage: "deadline of each request's work; past it the database is abandoned and the request answered with 503", Value: rest.DefaultRequestTimeout, Sources: cli.EnvVars("REQUEST_TIMEOUT")},
+			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: rest.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
+			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: rest.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
+			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
+			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: rest.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c, err := loadConfig(cmd)
+			if err != nil {
+				return err
+			}
+			c.introspection = c.development() || cmd.Bool("graphql-introspection")
+			return a.serve(ctx, c, serveOptions{
+				addr:           cmd.String("addr"),
+				requestTimeout: cmd.Duration("request-timeout"),
+				rateLimit:      rest.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
+				idempotency:    rest.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
+			})
+		},
+	}
+}
+
+// serveOptions are the settings of serve alone.
+type serveOptions struct {
+	addr           string
+	requestTimeout time.Duration
+	rateLimit      rest.RateLimitOptions
+	idempotency    rest.IdempotencyOptions
+}
+
+// serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
+// at once: until the database is reachable and migrated, /healthz says 200, /readyz 503
+// and every other route 503, while connect keeps retrying.
+func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
+	logger := newLogger(a.stderr, c)
+	limiter, err := rest.NewRateLimiter(o.rateLimit, logger)
+	if err != nil {
+		return usageError{err}
+	}
+	defer limiter.Close()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		return err
+	}
+	handler := &switchHandler{}
+	handler.set(startingRoutes(logger))
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	logger.Info("listening", "addr", ln.Addr().String(), "env", c.appEnv, "database", models.RedactURL(c.databaseURL))
+
+	store, demoKey, err := a.open(ctx, c, logger)
+	if err != nil {
+		if serr := shutdown(srv, errc, logger); serr != nil {
+			return serr
+		}
+		if ctx.Err() != nil {
+			// Stopped while waiting for the database: a clean exit, not a failure.
+			return nil
+		}
+		return err
+	}
+	defer store.Close()
+
+	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
+	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter, Idempotency: o.idempotency})
+	go rs.Idempotency().PurgeExpired(ctx)
+	handler.set(routes(rs, resolver, c, demoKey, o.requestTimeout))
+	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
+	if c.development() {
+		// Plain lines, not log records, so they paste as they are.
+		base := "http://" + displayAddr(ln.Addr())
+		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
+		if demoKey != "" {
+			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", demoKey, base)
+		}
+	}
+	if a.ready != nil {
+		a.ready(ln.Addr().String())
+	}
+
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	return shutdown(srv, errc, logger)
+}
+
+// open connects to the database, retrying while it is unreachable, and loads the demo
+// into a first-run embedded database.
+func (a *app) open(ctx context.Context, c config, logger *slog.Logger) (*models.Store, string, error) {
+	store, err := connect(ctx, c, logger, startBackoff)
+	if err != nil {
+		return nil, "", err
+	}
+	var demoKey string
+	if c.defaultDB && c.development() {
+		if demoKey, err = ensureDemo(ctx, store, c.databaseURL); err != nil {
+			_ = store.Close()
+			return nil, "", fmt.Errorf("load demo data: %w", err)
+		}
+	}
+	return store, demoKey, nil
+}
+
+// shutdown stops accepting, gives in-flight requests shutdownGrace to finish, and
+// returns once the server has stopped.
+func shutdown(srv *http.Server, errc <-chan error, logger *slog.Logger) error {
+	logger.Info("shutting down", "grace", shutdownGrace.String())
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err != nil {
+		return fmt.Errorf("shutdown: %w", err)
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// routes wires every endpoint. /v1 and /graphql sit behind the API's guards and a
+// deadline; everything answers with a request id, in gzip when asked, and a panic
+// anywhere becomes a 500 with an errorId.
+func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeout time.Duration) http.Handler {
+	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", rest.Timeout(timeout, rs.Handler()))
+	mux.Handle("/graphql", rest.Timeout(timeout, rs.GraphQL(gql)))
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeStatus(w, http.StatusOK, "ok")
+	})
+	mux.HandleFunc("GET /readyz", readyz(r.Store))
+	if c.development() {
+		headers := map[string]string{}
+		if demoKey != "" {
+			headers["Authorization"] = "ApiKey " + demoKey
+		}
+		mux.Handle("GET /{$}", playground.HandlerWithHeaders("Messages GraphQL", "/graphql", nil, headers))
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
+		rs.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path), false)
+	})
+	return logRequests(r.Logger, recoverPanics(rs, r.Logger, r.Now, gzhttp.GzipHandler(mux)))
+}
+
+func writeStatus(w http.ResponseWriter, status int, text string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	fmt.Fprintf(w, "{\"status\":%q}\n", text)
+}
+
+// displayAddr turns a wildcard listen address into one a person can paste into curl.
+func displayAddr(addr net.Addr) string {
+	tcp, ok := addr.(*net.TCPAddr)
+	if !ok || tcp.IP.IsUnspecified() {
+		if ok {
+			return fmt.Sprintf("localhost:%d", tcp.Port)
+		}
+	}
+	return addr.String()
+}
