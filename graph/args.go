@@ -70,6 +70,9 @@ func parseMarkAction(subscriberID, messageID string, typ models.ButtonType, stat
 	if payload != nil && !payload.IsObject() {
 		return a, models.Invalid("payload", payload, "payload must be an object")
 	}
+	if payload.Depth() > models.MaxJSONDepth {
+		return a, models.Invalid("payload", nil, fmt.Sprintf("payload must not nest deeper than %d levels", models.MaxJSONDepth))
+	}
 	return a, nil
 }
 

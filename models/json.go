@@ -94,3 +94,29 @@ func (j *JSON) Scan(src any) error {
 
 // GormDataType declares JSON columns for both dialects.
 func (JSON) GormDataType() string { return "json" }
+
+// MaxJSONDepth bounds how deeply a stored free-form value may nest: far beyond any real
+// payload, low enough that no reader of it recurses dangerously.
+const MaxJSONDepth = 64
+
+// Depth returns how deeply arrays and objects nest in the value (0 for a scalar).
+func (j JSON) Depth() int {
+	depth, deepest, inString, escaped := 0, 0, false, false
+	for _, c := range j {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case c == '"':
+			inString = !inString
+		case inString:
+		case c == '{' || c == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -80,7 +80,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    1 << 20, // room for 10,000 transactionId values, refused with 422, not 431
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
