@@ -55,25 +55,12 @@ type MessagesPage struct {
 // the page size: subscriber lookup, page ids, rows, count, subscribers, templates.
 func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFilter, p Page, o ListOptions) (*MessagesPage, error) {
 	page := &MessagesPage{Data: []*Message{}, PageSize: p.Size, Page: p.Number}
-	db := s.db.WithContext(ctx)
-
-	q := db.Model(&Message{}).Where("environment_id = ?", environmentID)
-	if f.SubscriberID != nil {
-		id, err := s.subscriberInternalID(ctx, environmentID, *f.SubscriberID)
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			// An unknown subscriber has no messages; never fall back to everyone's.
-			return page, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-		q = q.Where("subscriber_id = ?", id)
+	q, err := s.filtered(ctx, environmentID, f)
+	if errors.Is(err, errNoMatch) {
+		return page, nil
 	}
-	if f.Channel != nil {
-		q = q.Where("channel = ?", string(*f.Channel))
-	}
-	if len(f.TransactionIDs) > 0 {
-		q = q.Where("transaction_id IN ?", f.TransactionIDs)
+	if err != nil {
+		return nil, err
 	}
 
 	// Ids first, through the covering (environment, ..., created_at, id) index, then the
@@ -112,6 +99,33 @@ func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFi
 		return nil, err
 	}
 	return page, nil
+}
+
+// errNoMatch says a filter can match nothing (an unknown subscriber), so no query is needed.
+var errNoMatch = errors.New("filter matches no message")
+
+// filtered returns a query on the environment's messages narrowed by f, or errNoMatch
+// when f names a subscriber the environment does not have: an unknown subscriber has no
+// messages, and must never fall back to everyone's.
+func (s *Store) filtered(ctx context.Context, environmentID string, f ListFilter) (*gorm.DB, error) {
+	q := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", environmentID)
+	if f.SubscriberID != nil {
+		id, err := s.subscriberInternalID(ctx, environmentID, *f.SubscriberID)
+		if errors.Is(err, gorm.ErrRecordNotFound) {
+			return nil, errNoMatch
+		}
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where("subscriber_id = ?", id)
+	}
+	if f.Channel != nil {
+		q = q.Where("channel = ?", string(*f.Channel))
+	}
+	if len(f.TransactionIDs) > 0 {
+		q = q.Where("transaction_id IN ?", f.TransactionIDs)
+	}
+	return q, nil
 }
 
 // messagesByID loads rows by primary key and returns them in the order of ids.
