@@ -40,6 +40,10 @@ type Store struct {
 	dialect string
 	// Now is the clock; tests replace it for fixed timestamps.
 	Now func() time.Time
+	// CountTTL is how long a list's totalCount may be reused (see countCache); 0 counts
+	// on every request.
+	CountTTL time.Duration
+	counts   countCache
 }
 
 // PoolOptions size the MySQL connection pool.

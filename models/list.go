@@ -88,11 +88,9 @@ func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFi
 			// The page reached the end of the list, so the count is known without a query.
 			page.TotalCount = offset + len(ids)
 		default:
-			var n int64
-			if err := q.Session(&gorm.Session{}).Count(&n).Error; err != nil {
+			if page.TotalCount, err = s.countMessages(ctx, environmentID, f, q); err != nil {
 				return nil, err
 			}
-			page.TotalCount = int(n)
 		}
 	}
 	if err := s.embed(ctx, environmentID, msgs, o.Subscribers, o.Templates); err != nil {

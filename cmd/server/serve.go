@@ -32,6 +32,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: rest.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
 			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: rest.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
 			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
+			&cli.DurationFlag{Name: "count-cache-ttl", Usage: "how long a list's totalCount may be reused for the same environment and filter (0: count on every request)", Value: models.DefaultCountTTL, Sources: cli.EnvVars("COUNT_CACHE_TTL")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: rest.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -43,6 +44,7 @@ func (a *app) serveCommand() *cli.Command {
 			return a.serve(ctx, c, serveOptions{
 				addr:           cmd.String("addr"),
 				requestTimeout: cmd.Duration("request-timeout"),
+				countTTL:       cmd.Duration("count-cache-ttl"),
 				rateLimit:      rest.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
 				idempotency:    rest.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 			})
@@ -54,6 +56,7 @@ func (a *app) serveCommand() *cli.Command {
 type serveOptions struct {
 	addr           string
 	requestTimeout time.Duration
+	countTTL       time.Duration
 	rateLimit      rest.RateLimitOptions
 	idempotency    rest.IdempotencyOptions
 }
@@ -99,6 +102,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return err
 	}
 	defer store.Close()
+	store.CountTTL = o.countTTL
 
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
 	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter, Idempotency: o.idempotency})
