@@ -1,5 +1,7 @@
 package models
 
+import "gorm.io/gorm"
+
 // Message is one delivered notification: the record both /v1 operations return.
 // Field order and JSON names follow the documented record; optional fields without a
 // value are omitted (never null) because the published TypeScript SDK rejects null.
@@ -39,6 +41,42 @@ type Message struct {
 	ErrorText        string         `json:"errorText,omitempty"`
 	Payload          JSON           `json:"payload,omitempty"`
 	Overrides        JSON           `json:"overrides,omitempty"`
+
+	// The last mark, kept beside the cta document so a mark is one plain UPDATE; empty
+	// (nil) means never marked (payload never given). AfterFind folds them into CTA.
+	ActionStatus        MessageActionStatus `json:"-"`
+	ActionResultType    ButtonType          `json:"-"`
+	ActionResultPayload JSON                `json:"-"`
+}
+
+// AfterFind folds the last mark into the call-to-action, so every reader sees one record.
+func (m *Message) AfterFind(*gorm.DB) error {
+	m.applyMark()
+	return nil
+}
+
+// applyMark overlays the mark columns on CTA.
+func (m *Message) applyMark() {
+	if m.ActionStatus == "" && m.ActionResultType == "" && m.ActionResultPayload == nil {
+		return
+	}
+	if m.CTA.Action == nil {
+		m.CTA.Action = &CTAAction{}
+	}
+	if m.ActionStatus != "" {
+		m.CTA.Action.Status = m.ActionStatus
+	}
+	if m.ActionResultType != "" || m.ActionResultPayload != nil {
+		if m.CTA.Action.Result == nil {
+			m.CTA.Action.Result = &CTAResult{}
+		}
+		if m.ActionResultType != "" {
+			m.CTA.Action.Result.Type = m.ActionResultType
+		}
+		if m.ActionResultPayload != nil {
+			m.CTA.Action.Result.Payload = m.ActionResultPayload
+		}
+	}
 }
 
 // ContentBlock is one element of Message.content.
