@@ -67,6 +67,9 @@ func parseMarkAction(subscriberID, messageID string, typ models.ButtonType, stat
 		}
 		return a, models.Invalid("status", value, "status must be one of pending, done")
 	}
+	if payload != nil && !utf8.Valid(payload) {
+		return a, models.Invalid("payload", nil, "payload must be valid UTF-8")
+	}
 	if payload != nil && !payload.IsObject() {
 		return a, models.Invalid("payload", payload, "payload must be an object")
 	}

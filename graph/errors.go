@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -32,7 +33,18 @@ func ErrorCode(err error) string { return codes[models.ErrorCode(err)] }
 func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error {
 	var gqlErr *gqlerror.Error
 	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
-		// gqlgen's own parse, validation and limit errors are already safe and coded.
+		// gqlgen's own parse, validation and limit errors are already safe; the few it
+		// leaves uncoded are about the request itself. An undecodable body is echoed by
+		// gqlgen after " body:"; it is cut, so nothing sent comes back in an error.
+		if _, ok := gqlErr.Extensions["code"]; !ok {
+			if msg, _, cut := strings.Cut(gqlErr.Message, " body:"); cut {
+				gqlErr.Message = msg
+			}
+			if gqlErr.Extensions == nil {
+				gqlErr.Extensions = map[string]any{}
+			}
+			gqlErr.Extensions["code"] = "BAD_REQUEST"
+		}
 		return gqlErr
 	}
 	presented := graphql.DefaultErrorPresenter(ctx, err)

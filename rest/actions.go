@@ -69,8 +69,11 @@ func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error)
 		return b, models.Errorf(models.EMALFORMED, "request body must be a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&fields); err != nil || dec.More() {
+	if err := dec.Decode(&fields); err != nil {
 		return b, models.Errorf(models.EMALFORMED, "request body is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return b, models.Errorf(models.EMALFORMED, "request body has data after the JSON object")
 	}
 	if len(fields.Status) > 0 && !bytes.Equal(fields.Status, []byte("null")) {
 		var s string

@@ -12,7 +12,13 @@ import (
 
 // listMessages serves GET /v1/messages.
 func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
-	q, err := parseListQuery(r.URL.Query())
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		// r.URL.Query() would silently drop the broken pair, and with it a filter.
+		s.errors.write(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err), false)
+		return
+	}
+	q, err := parseListQuery(values)
 	if err != nil {
 		s.errors.write(w, r, err, false)
 		return

@@ -6,7 +6,9 @@
 package rest
 
 import (
+	"mime"
 	"net/http"
+	"strings"
 
 	"messages/graph"
 )
@@ -51,7 +53,22 @@ func (s *Server) Handler() http.Handler {
 // GraphQL returns the GraphQL endpoint behind the same guards as /v1, with its body bounded
 // before idempotency reads it.
 func (s *Server) GraphQL(gql http.Handler) http.Handler {
-	return s.guard(http.MaxBytesHandler(gql, MaxBodyBytes), true)
+	return s.guard(s.graphQLMediaType(http.MaxBytesHandler(gql, MaxBodyBytes)), true)
+}
+
+// graphQLMediaType refuses a POST whose body is not JSON with 415 and a coded error;
+// gqlgen would answer "transport not supported" without a code.
+func (s *Server) graphQLMediaType(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+			if err != nil || mt != "application/json" && !strings.HasSuffix(mt, "+json") {
+				s.errors.write(w, r, &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}, true)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func (s *Server) guard(next http.Handler, graphqlStyle bool) http.Handler {

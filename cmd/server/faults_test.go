@@ -275,7 +275,7 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // connections cut mid-request, the database down, blackholed and back, the service
 // started while it is down, and a restart.
 func TestDatabaseFaults(t *testing.T) {
-	const requestTimeout = 2 * time.Second
+	const requestTimeout = 3 * time.Second
 	direct := dbtest.URL(t, models.DialectMySQL)
 	store, err := models.Open(context.Background(), direct, models.DefaultPool)
 	if err != nil {

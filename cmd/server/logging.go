@@ -60,7 +60,8 @@ func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
 		w.Header().Set("X-Request-Id", id)
 		rec := &statusRecorder{ResponseWriter: w}
 		ctx, info := rest.WithRequestInfo(r.Context())
-		next.ServeHTTP(rec, r.WithContext(ctx))
+		r = r.WithContext(ctx) // the mux records the matched pattern on this request
+		next.ServeHTTP(rec, r)
 		logger.InfoContext(ctx, "request", "requestId", id, "method", r.Method, "path", r.URL.Path, "route", r.Pattern,
 			"status", rec.status, "duration", time.Since(start).String(), "environmentId", info.EnvironmentID)
 	})
