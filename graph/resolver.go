@@ -15,4 +15,7 @@ type Resolver struct {
 	Store  *models.Store
 	Logger *slog.Logger
 	Now    func() time.Time
+	// CursorSecret signs messagesConnection cursors; empty means a random per-process
+	// secret, whose cursors do not survive a restart or work on another instance.
+	CursorSecret []byte
 }

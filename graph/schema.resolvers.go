@@ -36,6 +36,23 @@ func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelTyp
 	return r.Store.ListMessages(ctx, caller.EnvironmentID, filter, p, listOptions(ctx))
 }
 
+// MessagesConnection is the resolver for the messagesConnection field.
+func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*models.MessageConnection, error) {
+	caller, err := models.CallerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	args, err := parseConnectionArgs(r.cursorSecret(), caller.EnvironmentID, channel, subscriberID, transactionID, first, after)
+	if err != nil {
+		return nil, err
+	}
+	page, err := r.Store.MessagesAfter(ctx, caller.EnvironmentID, args.filter, args.after, args.first, connectionOptions(ctx))
+	if err != nil {
+		return nil, err
+	}
+	return newConnection(args.cursors, page), nil
+}
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 
