@@ -41,6 +41,8 @@ var DefaultLimits = Limits{Complexity: 200_000, Depth: 15, QueryBytes: 32 << 10,
 type HandlerOptions struct {
 	Introspection bool
 	Limits        Limits
+	// Extensions are used before the built-in ones: metrics and tracing (see observe.go).
+	Extensions []graphql.HandlerExtension
 }
 
 // NewHandler returns the /graphql endpoint: POST and GET transports, bounded query and
@@ -54,12 +56,22 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		}
 		return 1 + n*child
 	}
+	cfg.Complexity.Query.MessagesConnection = func(child int, _ *models.ChannelType, _ *string, _ []string, first *int, _ *string) int {
+		n := models.DefaultPageSize
+		if first != nil && *first > 0 {
+			n = *first
+		}
+		return 1 + n*child
+	}
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(o.Limits.Tokens)
+	for _, e := range o.Extensions {
+		srv.Use(e)
+	}
 	if o.Introspection {
 		srv.Use(extension.Introspection{})
 	}

@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -67,6 +68,8 @@ type Idempotency struct {
 
 	mu      sync.Mutex
 	running map[runningKey]bool
+
+	replays atomic.Uint64
 }
 
 // runningKey is a key in use by a request of this process.
@@ -196,10 +199,14 @@ func (i *Idempotency) replay(w http.ResponseWriter, r *http.Request, rec, stored
 	if stored.ContentType != "" {
 		w.Header().Set("Content-Type", stored.ContentType)
 	}
+	i.replays.Add(1)
 	w.Header().Set(IdempotencyReplayHeader, "true")
 	w.WriteHeader(stored.Status)
 	_, _ = w.Write(stored.Body)
 }
+
+// Replays counts the stored responses sent again to a retried request, for metrics.
+func (i *Idempotency) Replays() uint64 { return i.replays.Load() }
 
 // refuse writes an error; a conflict (the key is in use) tells the client when to retry.
 func (i *Idempotency) refuse(w http.ResponseWriter, r *http.Request, err error, graphqlStyle bool) {

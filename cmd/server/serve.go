@@ -66,11 +66,17 @@ type serveOptions struct {
 // and every other route 503, while connect keeps retrying.
 func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	logger := newLogger(a.stderr, c)
+	logConfig(logger, c)
 	limiter, err := rest.NewRateLimiter(o.rateLimit, logger)
 	if err != nil {
 		return usageError{err}
 	}
 	defer limiter.Close()
+	tracer, err := newTracing(ctx, logger)
+	if err != nil {
+		return usageError{err}
+	}
+	defer shutdownTracing(tracer, logger)
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return err
@@ -107,7 +113,11 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
 	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter, Idempotency: o.idempotency})
 	go rs.Idempotency().PurgeExpired(ctx)
-	handler.set(routes(rs, resolver, c, demoKey, o.requestTimeout))
+	obs, err := newObservability(store, limiter, rs, tracer)
+	if err != nil {
+		return errors.Join(err, shutdown(srv, errc, logger))
+	}
+	handler.set(routes(rs, resolver, c, demoKey, o.requestTimeout, obs))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
 		// Plain lines, not log records, so they paste as they are.
@@ -164,8 +174,8 @@ func shutdown(srv *http.Server, errc <-chan error, logger *slog.Logger) error {
 // routes wires every endpoint. /v1 and /graphql sit behind the API's guards and a
 // deadline; everything answers with a request id, in gzip when asked, and a panic
 // anywhere becomes a 500 with an errorId.
-func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeout time.Duration) http.Handler {
-	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits})
+func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeout time.Duration, obs *observability) http.Handler {
+	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: obs.graphqlExtensions()})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", rest.Timeout(timeout, rs.Handler()))
 	mux.Handle("/graphql", rest.Timeout(timeout, rs.GraphQL(gql)))
@@ -173,6 +183,7 @@ func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeou
 		writeStatus(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", readyz(r.Store))
+	mux.Handle("GET /metrics", obs.metricsHandler())
 	if c.development() {
 		headers := map[string]string{}
 		if demoKey != "" {
@@ -183,7 +194,7 @@ func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeou
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		rs.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path), false)
 	})
-	return logRequests(r.Logger, recoverPanics(rs, r.Logger, r.Now, gzhttp.GzipHandler(mux)))
+	return obs.instrument(logRequests(r.Logger, recoverPanics(rs, r.Logger, r.Now, gzhttp.GzipHandler(mux))), mux, rs.Routes())
 }
 
 func writeStatus(w http.ResponseWriter, status int, text string) {
