@@ -2,10 +2,8 @@ package models
 
 import (
 	"context"
-	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log"
 	"net/url"
 	"os"
@@ -15,7 +13,6 @@ import (
 
 	"github.com/glebarez/sqlite"
 	mysqldriver "github.com/go-sql-driver/mysql"
-	"github.com/pressly/goose/v3"
 	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -29,9 +26,6 @@ const (
 
 // DefaultDatabaseURL is the embedded database a first run creates when DATABASE_URL is unset.
 const DefaultDatabaseURL = "sqlite:./data/messages.db"
-
-//go:embed migrations
-var migrations embed.FS
 
 // Store is the only place that speaks SQL. Every method takes the caller's environment
 // id and filters by it.
@@ -76,7 +70,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		NowFunc: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, openError(err, databaseURL)
 	}
 	sqlDB, err := db.DB()
 	if err != nil {
@@ -93,36 +87,87 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 	}
 	s := &Store{db: db, dialect: dialect, Now: time.Now}
-	if err := s.Ping(ctx); err != nil {
+	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
-		return nil, err
+		return nil, openError(err, databaseURL)
 	}
 	return s, nil
 }
 
-func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
+// openError says what to fix when the database refuses the server or cannot be reached.
+// It keeps err wrapped, so callers still tell a passing outage (IsUnavailable) from a
+// mistake that waiting cannot fix.
+func openError(err error, databaseURL string) error {
+	u, perr := url.Parse(databaseURL)
+	if perr != nil || !strings.HasPrefix(databaseURL, "mysql://") {
+		return fmt.Errorf("open database %s: %w", RedactURL(databaseURL), err)
+	}
+	host, user, name := u.Host, u.User.Username(), strings.TrimPrefix(u.Path, "/")
+	var myErr *mysqldriver.MySQLError
+	if errors.As(err, &myErr) {
+		switch myErr.Number {
+		case 1045: // ER_ACCESS_DENIED_ERROR
+			return fmt.Errorf("MySQL at %s refused user %q: check the user name and password in DATABASE_URL: %w", host, user, err)
+		case 1044: // ER_DBACCESS_DENIED_ERROR
+			return fmt.Errorf("MySQL user %q may not use database %q: grant it SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX, DROP on %s.* (README: Running on MySQL): %w", user, name, name, err)
+		case 1049: // ER_BAD_DB_ERROR
+			return fmt.Errorf("database %q does not exist on MySQL at %s: create it with CREATE DATABASE `%s` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, or fix its name in DATABASE_URL: %w", name, host, name, err)
+		}
+	}
+	if IsUnavailable(err) {
+		return fmt.Errorf("MySQL at %s is unreachable (is it running, and does DATABASE_URL name its host and port?): %w", host, err)
+	}
+	return fmt.Errorf("open database on MySQL at %s: %w", host, err)
+}
+
+// CheckDatabaseURL says what is wrong with a database URL without connecting: it must be
+// mysql://user:password@host:3306/database or sqlite:path.
+func CheckDatabaseURL(databaseURL string) error {
 	switch {
 	case strings.HasPrefix(databaseURL, "sqlite:"):
-		path := strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
-		if path == "" {
-			return "", nil, errors.New("DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/messages.db")
+		if sqlitePath(databaseURL) == "" {
+			return errors.New("DATABASE_URL: sqlite: needs a file path, e.g. sqlite:./data/messages.db")
 		}
-		if dir := filepath.Dir(path); dir != "." {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return "", nil, fmt.Errorf("create database directory: %w", err)
-			}
-		}
-		dsn := path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
-		return DialectSQLite, sqlite.Open(dsn), nil
 	case strings.HasPrefix(databaseURL, "mysql://"):
+		if _, err := MySQLDSN(databaseURL); err != nil {
+			return err
+		}
+		if u, _ := url.Parse(databaseURL); strings.Trim(u.Path, "/") == "" {
+			return errors.New("DATABASE_URL names no database: put it after the host, e.g. mysql://user:password@host:3306/messages")
+		}
+	default:
+		given := "DATABASE_URL"
+		if _, err := url.Parse(databaseURL); err == nil {
+			given = fmt.Sprintf("DATABASE_URL %q", RedactURL(databaseURL))
+		}
+		return fmt.Errorf("%s is not one of the two accepted forms: mysql://user:password@host:3306/database or sqlite:path/to/file.db", given)
+	}
+	return nil
+}
+
+func sqlitePath(databaseURL string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
+}
+
+func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
+	if err := CheckDatabaseURL(databaseURL); err != nil {
+		return "", nil, err
+	}
+	if strings.HasPrefix(databaseURL, "mysql://") {
 		dsn, err := MySQLDSN(databaseURL)
 		if err != nil {
 			return "", nil, err
 		}
 		return DialectMySQL, mysql.New(mysql.Config{DSN: dsn}), nil
-	default:
-		return "", nil, errors.New("DATABASE_URL must start with mysql:// or sqlite:")
 	}
+	path := sqlitePath(databaseURL)
+	if dir := filepath.Dir(path); dir != "." {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("create the directory of the SQLite database %s: %w", path, err)
+		}
+	}
+	dsn := path + "?_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=busy_timeout(5000)&_pragma=synchronous(NORMAL)"
+	return DialectSQLite, sqlite.Open(dsn), nil
 }
 
 // MySQLDSN turns mysql://user:pass@host:port/db?param=value into a go-sql-driver DSN with
@@ -131,7 +176,8 @@ func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
 func MySQLDSN(databaseURL string) (string, error) {
 	u, err := url.Parse(databaseURL)
 	if err != nil {
-		return "", errors.New("DATABASE_URL is not a valid URL")
+		// url.Parse's message would repeat the URL, password included.
+		return "", errors.New("DATABASE_URL is not a valid URL: write it as mysql://user:password@host:3306/database, percent-encoding any of :/@?#% in the user or password")
 	}
 	cfg := mysqldriver.NewConfig()
 	cfg.Net = "tcp"
@@ -179,44 +225,6 @@ func (s *Store) Close() error {
 		return err
 	}
 	return sqlDB.Close()
-}
-
-func (s *Store) migrator() (*goose.Provider, error) {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
-	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
-	if s.dialect == DialectMySQL {
-		dir, dialect = "migrations/mysql", goose.DialectMySQL
-	}
-	sub, err := fs.Sub(migrations, dir)
-	if err != nil {
-		return nil, err
-	}
-	return goose.NewProvider(dialect, sqlDB, sub)
-}
-
-// Migrate applies every pending migration. It refuses to run against a database whose
-// schema is newer than this binary knows.
-func (s *Store) Migrate(ctx context.Context) error {
-	p, err := s.migrator()
-	if err != nil {
-		return err
-	}
-	current, err := p.GetDBVersion(ctx)
-	if err != nil && !errors.Is(err, goose.ErrVersionNotFound) {
-		// A fresh database has no version table yet; goose creates it in Up.
-		current = 0
-	}
-	sources := p.ListSources()
-	if len(sources) > 0 && current > sources[len(sources)-1].Version {
-		return fmt.Errorf("database schema version %d is newer than this binary's %d: upgrade the binary", current, sources[len(sources)-1].Version)
-	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate: %w", err)
-	}
-	return nil
 }
 
 // RedactURL hides the password of a database URL, for logs.

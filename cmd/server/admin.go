@@ -16,14 +16,103 @@ import (
 func (a *app) migrateCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "migrate",
-		Usage: "apply pending database migrations and exit",
-		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return a.withStore(ctx, cmd, func(s *models.Store) error {
-				fmt.Fprintln(a.stderr, "database is up to date")
-				return nil
-			})
+		Usage: "apply, roll back or list database migrations (no subcommand: up)",
+		Description: `The schema is versioned SQL embedded in this binary, one set for MySQL and one for
+SQLite. Every other command, serve included, applies pending migrations first, so
+"migrate up" is for migrating ahead of a rollout. A database migrated by a newer binary
+is refused: to go back to an older binary, run "migrate down" with the newer one first.`,
+		DefaultCommand:  "up",
+		HideHelpCommand: true,
+		Commands: []*cli.Command{
+			{
+				Name:  "up",
+				Usage: "apply every pending migration",
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+						applied, err := s.MigrateUp(ctx)
+						for _, m := range applied {
+							fmt.Fprintf(a.stderr, "applied %d %s\n", m.Version, m.Name)
+						}
+						if err != nil {
+							return err
+						}
+						return a.printVersion(ctx, s, "database is up to date")
+					})
+				},
+			},
+			{
+				Name:  "down",
+				Usage: "roll back the most recent migration, one step",
+				Description: `Roll back with the binary that applied the migration: only it has the SQL to undo
+it. Every command but migrate applies pending migrations again, serve included, so
+deploy the older binary before starting anything else.`,
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+						m, err := s.MigrateDown(ctx)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(a.stderr, "rolled back %d %s\n", m.Version, m.Name)
+						return a.printVersion(ctx, s, "database rolled back")
+					})
+				},
+			},
+			{
+				Name:  "status",
+				Usage: "list every migration: version, name, applied or pending, and when (changes nothing)",
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+						status, err := s.MigrationStatus(ctx)
+						if err != nil {
+							return err
+						}
+						tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
+						fmt.Fprintln(tw, "VERSION\tNAME\tSTATE\tAPPLIED AT")
+						var newest, binary int64
+						for _, m := range status {
+							name, state, at := m.Name, "pending", "-"
+							if m.Applied {
+								state, at = "applied", m.AppliedAt.UTC().Format(time.RFC3339)
+								newest = max(newest, m.Version)
+							}
+							if m.Unknown {
+								name = "(unknown)" // applied by a newer binary
+							} else {
+								binary = m.Version
+							}
+							fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", m.Version, name, state, at)
+						}
+						if err := tw.Flush(); err != nil {
+							return err
+						}
+						if newest > binary {
+							fmt.Fprintln(a.stderr, "note:", &models.SchemaTooNewError{Database: newest, Binary: binary})
+						}
+						return nil
+					})
+				},
+			},
 		},
 	}
+}
+
+// printVersion tells, on stderr, the schema version the database is at now.
+func (a *app) printVersion(ctx context.Context, s *models.Store, what string) error {
+	status, err := s.MigrationStatus(ctx)
+	if err != nil {
+		return err
+	}
+	var version int64
+	pending := 0
+	for _, m := range status {
+		if m.Applied {
+			version = max(version, m.Version)
+		} else {
+			pending++
+		}
+	}
+	fmt.Fprintf(a.stderr, "%s: schema version %d, %d pending\n", what, version, pending)
+	return nil
 }
 
 func (a *app) apikeyCommand() *cli.Command {
@@ -182,6 +271,22 @@ func (a *app) seedCommand() *cli.Command {
 			})
 		},
 	}
+}
+
+// withDatabase opens the database without migrating it, for the migrate commands.
+func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
+	c, err := loadConfig(cmd)
+	if err != nil {
+		return err
+	}
+	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	s, err := models.Open(openCtx, c.databaseURL, c.pool)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	return f(s)
 }
 
 // withStore opens and migrates the database for one admin task.

@@ -18,22 +18,22 @@ type config struct {
 	appEnv        string
 	introspection bool
 	pool          models.PoolOptions
+	// settings is every flag's effective value and where it came from, for serve to log.
+	settings []setting
 }
 
 func (c config) development() bool { return c.appEnv != "production" }
 
 func (a *app) command() *cli.Command {
-	return &cli.Command{
+	return prepare(&cli.Command{
 		Name:            "server",
 		Usage:           "message service: GraphQL, REST /v1 and admin tasks",
+		UsageText:       "server [global options] [command [command options]]",
+		Description:     rootDescription,
 		Writer:          a.stdout,
 		ErrWriter:       a.stderr,
 		DefaultCommand:  "serve",
 		HideHelpCommand: true,
-		ExitErrHandler:  func(context.Context, *cli.Command, error) {},
-		OnUsageError: func(_ context.Context, _ *cli.Command, err error, _ bool) error {
-			return usageError{err}
-		},
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db or sqlite:path", Value: models.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
 			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
@@ -47,7 +47,7 @@ func (a *app) command() *cli.Command {
 			a.exportCommand(),
 			a.seedCommand(),
 		},
-	}
+	})
 }
 
 // loadConfig reads the shared flags.
@@ -57,6 +57,10 @@ func loadConfig(cmd *cli.Command) (config, error) {
 		defaultDB:   !cmd.IsSet("database-url"),
 		appEnv:      cmd.String("app-env"),
 		pool:        models.DefaultPool,
+		settings:    settingsOf(cmd),
+	}
+	if err := models.CheckDatabaseURL(c.databaseURL); err != nil {
+		return c, usageError{err}
 	}
 	if c.appEnv != "development" && c.appEnv != "production" {
 		return c, usageError{fmt.Errorf("APP_ENV must be development or production, got %q", c.appEnv)}
