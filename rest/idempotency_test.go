@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -92,7 +93,8 @@ type idemResponse struct {
 }
 
 // send makes a request with an API key, a JSON content type and the given idempotency
-// keys (none when nil); it is safe to call from many goroutines.
+// keys (none when nil), and validates the exchange against the OpenAPI document; it is
+// safe to call from many goroutines.
 func (a *idemAPI) send(t testing.TB, method, uri, apiKey string, keys []string, body string) idemResponse {
 	t.Helper()
 	req, err := http.NewRequest(method, a.srv.URL+uri, strings.NewReader(body))
@@ -114,6 +116,10 @@ func (a *idemAPI) send(t testing.TB, method, uri, apiKey string, keys []string, 
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Error(err)
+	}
+	if err := ValidateExchange(Exchange{Method: method, URI: uri, Header: req.Header, Body: []byte(body),
+		Status: res.StatusCode, ResponseHeader: res.Header, ResponseBody: b}); err != nil {
+		t.Errorf("%s %s, answered %d, does not match the OpenAPI document: %v", method, uri, res.StatusCode, err)
 	}
 	return idemResponse{status: res.StatusCode, header: res.Header, body: b}
 }
@@ -460,7 +466,9 @@ func TestIdempotencyREST(t *testing.T) {
 					rec := httptest.NewRecorder()
 					h.ServeHTTP(rec, r) // the mark runs and succeeds...
 					innerStatus.Store(int64(rec.Code))
-					http.Error(w, "simulated crash after the change", http.StatusInternalServerError) // ...then the request fails
+					// ...then the request fails, answered as the server answers a panic.
+					ew := errorWriter{logger: slog.New(slog.DiscardHandler), now: idemStart.UTC}
+					ew.write(w, r, errors.New("simulated crash after the change"), false)
 				})
 			}
 			crashing := newIdemAPI(t, s, &idemClock{now: idemStart}, crash)

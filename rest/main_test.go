@@ -76,8 +76,17 @@ type response struct {
 
 // do sends a request with the given Authorization header value (none when empty) and
 // returns the response. uri is sent as written, so query encodings reach the server raw.
+// Every /v1 exchange is validated against the OpenAPI document.
 func (a *api) do(t testing.TB, method, uri, auth string, header http.Header, body io.Reader) response {
 	t.Helper()
+	var sent []byte
+	if body != nil {
+		var err error
+		if sent, err = io.ReadAll(body); err != nil {
+			t.Fatal(err)
+		}
+		body = bytes.NewReader(sent)
+	}
 	req, err := http.NewRequest(method, a.srv.URL+uri, body)
 	if err != nil {
 		t.Fatal(err)
@@ -96,6 +105,10 @@ func (a *api) do(t testing.TB, method, uri, auth string, header http.Header, bod
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if err := rest.ValidateExchange(rest.Exchange{Method: method, URI: uri, Header: req.Header, Body: sent,
+		Status: res.StatusCode, ResponseHeader: res.Header, ResponseBody: b}); err != nil {
+		t.Errorf("%s %s, answered %d, does not match the OpenAPI document: %v", method, uri, res.StatusCode, err)
 	}
 	return response{status: res.StatusCode, header: res.Header, body: b}
 }
