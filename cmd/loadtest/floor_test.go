@@ -1,0 +1,115 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+// TestFloorPagesMatchTheStore checks that every floor reads the page the server returns:
+// the same rows, order, embedded records, count and bytes, so a ratio to the floor
+// compares equal work.
+func TestFloorPagesMatchTheStore(t *testing.T) {
+	ctx := t.Context()
+	url := dbtest.URL(t, models.DialectMySQL)
+	store, err := models.Open(ctx, url, models.DefaultPool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stats, err := store.Seed(ctx, models.SeedOptions{Seed: 3, Messages: 400, Subscribers: 12, Templates: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := stats.EnvironmentID
+	db, err := openFloorDB(ctx, url, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+
+	inbox, err := busiestSubscriber(ctx, db, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := store.ListMessages(ctx, env, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A marked message: its state lives beside the cta document and is folded into it.
+	if _, err := store.MarkMessageAction(ctx, env, models.MarkAction{SubscriberID: inbox, MessageID: first.Data[1].ID,
+		Type: models.ButtonPrimary, Status: models.ActionDone, Payload: models.JSON(`{"choice":"<yes>"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	var txns []string
+	for _, m := range first.Data[:5] {
+		txns = append(txns, m.TransactionID)
+	}
+	const depth = 20
+	positions, err := keysetPositions(ctx, db, env, map[string]int{"graphql-cursor-deep": depth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &rawFloor{db: db, environmentID: env, pageSize: 10, deepOffset: 50, inbox: inbox, transactionIDs: txns, positions: positions}
+
+	noCount := models.ListOptions{Subscribers: true, Templates: true}
+	tests := []struct {
+		floor  string
+		filter models.ListFilter
+		page   models.Page
+		opts   models.ListOptions
+	}{
+		{floorFirstPage, models.ListFilter{}, models.Page{Size: 10}, models.Everything},
+		{floorFirstPageNoCount, models.ListFilter{}, models.Page{Size: 10}, noCount},
+		{floorInboxPage, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything},
+		{floorDeepPage, models.ListFilter{}, models.Page{Number: 5, Size: 10}, models.Everything},
+		{floorTransactions, models.ListFilter{TransactionIDs: txns}, models.Page{Size: 10}, models.Everything},
+		{floorCursorDeep, models.ListFilter{}, models.Page{Number: depth / 10, Size: 10}, noCount},
+		{naiveFirstPage, models.ListFilter{}, models.Page{Size: 10}, models.Everything},
+		{naiveDeepPage, models.ListFilter{}, models.Page{Number: 5, Size: 10}, models.Everything},
+	}
+	for _, tt := range tests {
+		t.Run(tt.floor, func(t *testing.T) {
+			want, err := store.ListMessages(ctx, env, tt.filter, tt.page, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if floorByName(tt.floor).keyset != "" {
+				want.Page = 0 // a cursor page has no page number
+			}
+			got, err := f.page(ctx, floorByName(tt.floor))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Data) == 0 {
+				t.Fatal("empty page")
+			}
+			if diff := cmp.Diff(encode(t, want), encode(t, got)); diff != "" {
+				t.Errorf("floor page differs from the store's (-store +floor):\n%s", diff)
+			}
+		})
+	}
+}
+
+// encode writes v as /v1 does, indented so a difference reads line by line.
+func encode(t *testing.T, v any) string {
+	t.Helper()
+	var buf, out bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Indent(&out, buf.Bytes(), "", "  "); err != nil {
+		t.Fatal(err)
+	}
+	return out.String()
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// runMedian is `loadtest median [--json out] [--baseline before.json] run1.json run2.json ...`:
+// it combines the reports of repeated runs into one whose every figure is the median of
+// the runs (errors are summed and peak memory is the highest), and prints it as a table.
+func runMedian(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("loadtest median", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	jsonPath := fs.String("json", "", "write the combined report as JSON to this file")
+	baseline := fs.String("baseline", "", "JSON results of an earlier run to show as the baseline column")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "error: loadtest median needs the JSON reports of one or more runs")
+		return 2
+	}
+	var runs []*report
+	for _, path := range fs.Args() {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+		var r report
+		if err := json.Unmarshal(b, &r); err != nil {
+			fmt.Fprintf(stderr, "error: %s: %v\n", path, err)
+			return 1
+		}
+		runs = append(runs, &r)
+	}
+	rep := medianReport(runs)
+	if *baseline != "" {
+		if err := rep.applyBaseline(*baseline); err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stdout, "median of %d runs\n", len(runs))
+	rep.writeTable(stdout)
+	if *jsonPath != "" {
+		if err := rep.writeJSONFile(*jsonPath); err != nil {
+			fmt.Fprintln(stderr, "error:", err)
+			return 1
+		}
+	}
+	return 0
+}
+
+// medianReport combines runs row by row (rows are matched by name, in the first run's
+// order, then any row only later runs have). A row unavailable in every run stays so.
+func medianReport(runs []*report) *report {
+	out := *runs[0]
+	out.Runs = len(runs)
+	out.Scenarios = medianRows(runs, func(r *report) []*result { return r.Scenarios })
+	out.Floors = medianRows(runs, func(r *report) []*result { return r.Floors })
+	out.Baseline = ""
+	var servers []*serverMemory
+	for _, r := range runs {
+		if r.Server != nil {
+			servers = append(servers, r.Server)
+		}
+	}
+	if len(servers) > 0 {
+		m := *servers[0]
+		for _, s := range servers[1:] {
+			m.PeakRSSMB, m.HWMMB = max(m.PeakRSSMB, s.PeakRSSMB), max(m.HWMMB, s.HWMMB)
+		}
+		out.Server = &m
+	}
+	out.linkFloors()
+	return &out
+}
+
+func medianRows(runs []*report, rows func(*report) []*result) []*result {
+	var names []string
+	byName := map[string][]*result{}
+	for _, r := range runs {
+		for _, row := range rows(r) {
+			if !slices.Contains(names, row.Name) {
+				names = append(names, row.Name)
+			}
+			byName[row.Name] = append(byName[row.Name], row)
+		}
+	}
+	var out []*result
+	for _, name := range names {
+		var ran []*result
+		for _, row := range byName[name] {
+			if row.Unavailable == "" {
+				ran = append(ran, row)
+			}
+		}
+		if len(ran) == 0 {
+			out = append(out, byName[name][0])
+			continue
+		}
+		m := *ran[0]
+		m.Runs = len(ran)
+		med := func(field func(*result) float64) float64 {
+			v := make([]float64, len(ran))
+			for i, row := range ran {
+				v[i] = field(row)
+			}
+			return median(v)
+		}
+		m.Requests = int(med(func(r *result) float64 { return float64(r.Requests) }))
+		m.Seconds = med(func(r *result) float64 { return r.Seconds })
+		m.PerSecond = med(func(r *result) float64 { return r.PerSecond })
+		m.P50 = med(func(r *result) float64 { return r.P50 })
+		m.P95 = med(func(r *result) float64 { return r.P95 })
+		m.P99 = med(func(r *result) float64 { return r.P99 })
+		m.Max = med(func(r *result) float64 { return r.Max })
+		m.Mean = med(func(r *result) float64 { return r.Mean })
+		m.Errors, m.PeakRSSMB = 0, 0
+		for _, row := range ran {
+			m.Errors += row.Errors
+			m.PeakRSSMB = max(m.PeakRSSMB, row.PeakRSSMB)
+			if m.FirstError == "" {
+				m.FirstError = row.FirstError
+			}
+		}
+		m.FloorP50, m.RatioToFloor, m.RatioToFloorNoCount, m.BaselineP50, m.BaselineFailed = 0, 0, 0, 0, false
+		out = append(out, &m)
+	}
+	return out
+}
+
+// median of values: the middle one, or the mean of the two middle ones.
+func median(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return round2((s[len(s)/2-1] + s[len(s)/2]) / 2)
+}
