@@ -1,7 +1,7 @@
 // Command server runs the message service and its admin tasks.
 //
 //	server [serve]    serve GraphQL, /v1 and the playground (the default)
-//	server migrate    apply database migrations
+//	server migrate    apply, roll back or list database migrations
 //	server apikey     create, list and revoke API keys
 //	server import     load messages from JSON Lines
 //	server export     write an environment's messages as JSON Lines

@@ -201,7 +201,7 @@ func TestProductionOnMySQL(t *testing.T) {
 	if status, body := get(t, srv.base+"/", ""); status != http.StatusNotFound {
 		t.Fatalf("playground must be absent in production, got %d %.100s", status, body)
 	}
-	for _, path := range []string{"/healthz", "/readyz"} {
+	for _, path := range []string{"/healthz", "/readyz", "/openapi.json", "/metrics"} {
 		if status, body := get(t, srv.base+path, ""); status != http.StatusOK {
 			t.Fatalf("%s: %d %s", path, status, body)
 		}

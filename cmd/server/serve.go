@@ -33,6 +33,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: rest.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
 			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
 			&cli.DurationFlag{Name: "count-cache-ttl", Usage: "how long a list's totalCount may be reused for the same environment and filter (0: count on every request)", Value: models.DefaultCountTTL, Sources: cli.EnvVars("COUNT_CACHE_TTL")},
+			&cli.StringFlag{Name: "cursor-secret", Usage: "secret that signs messagesConnection cursors; set the same value on every instance (unset: random per process, cursors die with it)", Sources: cli.EnvVars("CURSOR_SECRET")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: rest.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -45,6 +46,7 @@ func (a *app) serveCommand() *cli.Command {
 				addr:           cmd.String("addr"),
 				requestTimeout: cmd.Duration("request-timeout"),
 				countTTL:       cmd.Duration("count-cache-ttl"),
+				cursorSecret:   cmd.String("cursor-secret"),
 				rateLimit:      rest.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
 				idempotency:    rest.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 			})
@@ -57,6 +59,7 @@ type serveOptions struct {
 	addr           string
 	requestTimeout time.Duration
 	countTTL       time.Duration
+	cursorSecret   string
 	rateLimit      rest.RateLimitOptions
 	idempotency    rest.IdempotencyOptions
 }
@@ -110,7 +113,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	defer store.Close()
 	store.CountTTL = o.countTTL
 
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
+	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now, CursorSecret: []byte(o.cursorSecret)}
 	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter, Idempotency: o.idempotency})
 	go rs.Idempotency().PurgeExpired(ctx)
 	obs, err := newObservability(store, limiter, rs, tracer)
@@ -184,6 +187,7 @@ func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeou
 	})
 	mux.HandleFunc("GET /readyz", readyz(r.Store))
 	mux.Handle("GET /metrics", obs.metricsHandler())
+	mux.Handle("GET /openapi.json", rest.OpenAPIHandler())
 	if c.development() {
 		headers := map[string]string{}
 		if demoKey != "" {
