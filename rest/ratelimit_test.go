@@ -447,7 +447,7 @@ func TestRateLimitRedisSharedBucket(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
 		// 100 s per token: nothing refills while the test runs.
-		o := rest.RateLimitOptions{Rate: 0.01, Burst: 3, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client)}
+		o := rest.RateLimitOptions{Rate: 0.01, Burst: 3, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
 		a, b := newLimitedAPI(t, s, o), newLimitedAPI(t, s, o)
 
 		var got []limitHeaders
@@ -495,7 +495,7 @@ func TestRateLimitRedisConcurrentBurst(t *testing.T) {
 	url, client := redisURL(t)
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	o := rest.RateLimitOptions{Rate: 0.01, Burst: 5, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client)}
+	o := rest.RateLimitOptions{Rate: 0.01, Burst: 5, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
 	a, b := newLimitedAPI(t, s, o), newLimitedAPI(t, s, o)
 	var mu sync.Mutex
 	turn := 0
