@@ -22,14 +22,7 @@ func listOptions(ctx context.Context) models.ListOptions {
 		case "totalCount":
 			o.Count = true
 		case "data":
-			for _, d := range graphql.CollectFields(op, f.Selections, nil) {
-				switch d.Name {
-				case "subscriber":
-					o.Subscribers = true
-				case "template":
-					o.Templates = true
-				}
-			}
+			embeddedOptions(op, f.Selections, &o)
 		}
 	}
 	return o
