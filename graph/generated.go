@@ -1921,8 +1921,8 @@ type Template {
   _parentId: String
   "Whether the workflow was deleted."
   deleted: Boolean!
-  "When the workflow was deleted."
-  deletedAt: DateTime
+  "When the workflow was deleted, as the platform recorded it (text, not a timestamp)."
+  deletedAt: String
   "Who deleted the workflow."
   deletedBy: String
   "The notification group."
@@ -7120,15 +7120,15 @@ func (ec *executionContext) _Template_deletedAt(ctx context.Context, field graph
 			return obj.DeletedAt, nil
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
 		},
 		true,
 		false,
 	)
 }
 func (ec *executionContext) fieldContext_Template_deletedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Template", field, false, false, errors.New("field of type DateTime does not have child fields"))
+	return graphql.NewScalarFieldContext("Template", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Template_deletedBy(ctx context.Context, field graphql.CollectedField, obj *models.Template) (ret graphql.Marshaler) {

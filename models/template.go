@@ -2,27 +2,29 @@ package models
 
 // Template is the workflow a message was produced from, embedded in every Message record.
 type Template struct {
-	ID                        string              `json:"_id" gorm:"primaryKey;size:24"`
-	Name                      string              `json:"name"`
-	Description               string              `json:"description,omitempty"`
-	Active                    bool                `json:"active"`
-	Draft                     bool                `json:"draft"`
-	PreferenceSettings        *PreferenceSettings `json:"preferenceSettings,omitempty" gorm:"serializer:jsontext"`
-	Critical                  bool                `json:"critical"`
-	Tags                      []string            `json:"tags" gorm:"serializer:jsontext"`
-	Steps                     []Step              `json:"steps" gorm:"serializer:jsontext"`
-	OrganizationID            string              `json:"_organizationId"`
-	CreatorID                 string              `json:"_creatorId,omitempty"`
-	EnvironmentID             string              `json:"_environmentId"`
-	Triggers                  []Trigger           `json:"triggers" gorm:"serializer:jsontext"`
-	NotificationGroupID       string              `json:"_notificationGroupId,omitempty"`
-	ParentID                  string              `json:"_parentId,omitempty"`
-	Deleted                   bool                `json:"deleted"`
-	DeletedAt                 *Time               `json:"deletedAt,omitempty"`
-	DeletedBy                 string              `json:"deletedBy,omitempty"`
-	NotificationGroup         *NotificationGroup  `json:"notificationGroup,omitempty" gorm:"serializer:jsontext"`
-	Data                      JSON                `json:"data,omitempty"`
-	WorkflowIntegrationStatus JSON                `json:"workflowIntegrationStatus,omitempty"`
+	ID                  string              `json:"_id" gorm:"primaryKey;size:24"`
+	Name                string              `json:"name"`
+	Description         string              `json:"description,omitempty"`
+	Active              bool                `json:"active"`
+	Draft               bool                `json:"draft"`
+	PreferenceSettings  *PreferenceSettings `json:"preferenceSettings,omitempty" gorm:"serializer:jsontext"`
+	Critical            bool                `json:"critical"`
+	Tags                []string            `json:"tags" gorm:"serializer:jsontext"`
+	Steps               []Step              `json:"steps" gorm:"serializer:jsontext"`
+	OrganizationID      string              `json:"_organizationId"`
+	CreatorID           string              `json:"_creatorId,omitempty"`
+	EnvironmentID       string              `json:"_environmentId"`
+	Triggers            []Trigger           `json:"triggers" gorm:"serializer:jsontext"`
+	NotificationGroupID string              `json:"_notificationGroupId,omitempty"`
+	ParentID            string              `json:"_parentId,omitempty"`
+	Deleted             bool                `json:"deleted"`
+	// DeletedAt is text as the platform stores it (the contract types it as a plain
+	// string, not a timestamp); nil means no value.
+	DeletedAt                 *string            `json:"deletedAt,omitempty"`
+	DeletedBy                 string             `json:"deletedBy,omitempty"`
+	NotificationGroup         *NotificationGroup `json:"notificationGroup,omitempty" gorm:"serializer:jsontext"`
+	Data                      JSON               `json:"data,omitempty"`
+	WorkflowIntegrationStatus JSON               `json:"workflowIntegrationStatus,omitempty"`
 }
 
 // PreferenceSettings says which channels a workflow delivers through by default.

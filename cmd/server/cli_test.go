@@ -59,35 +59,37 @@ func TestMigrateCommands(t *testing.T) {
 				return statusRows(t, out)
 			}
 
-			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending"}
+			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
+				"4": "template_deleted_at_text pending"}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
 
 			_, stderr := run(0, "migrate")
-			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns", "schema version 3, 0 pending"} {
+			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
+				"applied 4 template_deleted_at_text", "schema version 4, 0 pending"} {
 				if !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["3"] != "action_columns applied" || got["1"] != "initial applied" {
+			if got := status(); got["4"] != "template_deleted_at_text applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 3 action_columns") || !strings.Contains(stderr, "schema version 2, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 4 template_deleted_at_text") || !strings.Contains(stderr, "schema version 3, 1 pending") {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["3"] != "action_columns pending" || got["2"] != "idempotency applied" {
+			if got := status(); got["4"] != "template_deleted_at_text pending" || got["3"] != "action_columns applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 3 action_columns") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 4 template_deleted_at_text") {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {
 				t.Errorf("a second migrate up must apply nothing:\n%s", stderr)
 			}
 
-			for range 3 {
+			for range len(pending) {
 				run(0, "migrate", "down")
 			}
 			if diff := cmp.Diff(pending, status()); diff != "" {
