@@ -184,3 +184,16 @@ func TestSeedRefusesNegativeCounts(t *testing.T) {
 		}
 	})
 }
+
+// Seeded data (the demo's too) holds only values the platform's SDK accepts: import,
+// which refuses anything outside the SDK's sets, takes its export whole.
+func TestSeedHoldsOnlySDKValues(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		seed(t, s, smallSeed)
+		fresh := dbtest.Open(t, s.Dialect())
+		if _, err := fresh.ImportMessages(context.Background(), bytes.NewReader(export(t, s, seedEnv)), nil); err != nil {
+			t.Fatalf("import of the seeded data: %v", err)
+		}
+	})
+}

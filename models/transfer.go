@@ -523,10 +523,15 @@ func validateRecord(m *Message) error {
 		c.failIf(tpl.ID != m.TemplateID, "template._id %q does not match _templateId %q", tpl.ID, m.TemplateID)
 		c.failIf(tpl.EnvironmentID != m.EnvironmentID, "template._environmentId %q is not the message's %q", tpl.EnvironmentID, m.EnvironmentID)
 		c.failIf(tpl.OrganizationID != m.OrganizationID, "template._organizationId %q is not the message's %q", tpl.OrganizationID, m.OrganizationID)
-		c.time("template.deletedAt", tpl.DeletedAt, false)
 		c.chars(idColumn, "template._creatorId", tpl.CreatorID,
 			"template._notificationGroupId", tpl.NotificationGroupID, "template._parentId", tpl.ParentID)
-		c.texts("template.name", tpl.Name, "template.description", tpl.Description, "template.deletedBy", tpl.DeletedBy)
+		var deletedAt string
+		if tpl.DeletedAt != nil {
+			deletedAt = *tpl.DeletedAt
+		}
+		c.texts("template.name", tpl.Name, "template.description", tpl.Description,
+			"template.deletedAt", deletedAt, "template.deletedBy", tpl.DeletedBy)
 	}
+	c.sdkValues(m)
 	return c.err
 }

@@ -317,6 +317,35 @@ func TestImportRefusesBadLine(t *testing.T) {
 			r["_subscriberId"] = "65f0000000000000000d0009"
 			object(r, "subscriber")["_id"] = "65f0000000000000000d0009"
 		}), `line 3: subscriberId "user-2" belongs to subscriber 65f0000000000000000d0002 on line 1`},
+		{"import422StatusOutsideSDK", edit(func(r map[string]any) { r["status"] = "read" }),
+			`line 3: status "read" is not one of sent, error, warning`},
+		{"import422NoStatus", edit(func(r map[string]any) { delete(r, "status") }), `line 3: status "" is not one of`},
+		{"import422BlockType", edit(func(r map[string]any) { r["content"] = []any{map[string]any{"type": "image"}} }),
+			`line 3: content[0].type "image" is not one of button, text`},
+		{"import422TextAlign", edit(func(r map[string]any) {
+			r["content"] = []any{map[string]any{"type": "text", "styles": map[string]any{"textAlign": "justify"}}}
+		}), `line 3: content[0].styles.textAlign "justify" is not one of center, left, right`},
+		{"import422CTAType", edit(func(r map[string]any) { r["cta"] = map[string]any{"type": "popup"} }),
+			`line 3: cta.type "popup" is not one of redirect`},
+		{"import422ActionStatus", edit(func(r map[string]any) { r["cta"] = map[string]any{"action": map[string]any{"status": "seen"}} }),
+			`line 3: cta.action.status "seen" is not one of pending, done`},
+		{"import422ButtonType", edit(func(r map[string]any) {
+			r["cta"] = map[string]any{"action": map[string]any{"buttons": []any{map[string]any{"type": "tertiary"}}}}
+		}), `line 3: cta.action.buttons[0].type "tertiary" is not one of primary, secondary`},
+		{"import422PayloadNotObject", edit(func(r map[string]any) { r["payload"] = []any{1} }), "line 3: payload must be a JSON object"},
+		{"import422ProviderID", edit(func(r map[string]any) {
+			object(r, "subscriber")["channels"] = []any{map[string]any{"providerId": "carrier-pigeon"}}
+		}), `line 3: subscriber.channels[0].providerId "carrier-pigeon" is not one of slack,`},
+		{"import422TriggerType", edit(func(r map[string]any) {
+			object(r, "template")["triggers"] = []any{map[string]any{"type": "cron", "identifier": "w", "variables": []any{}}}
+		}), `line 3: template.triggers[0].type "cron" is not one of event`},
+		{"import422FilterOperator", edit(func(r map[string]any) {
+			object(r, "template")["steps"] = []any{map[string]any{"variants": []any{map[string]any{"filters": []any{map[string]any{
+				"type": "BOOLEAN", "value": "AND", "children": []any{map[string]any{"operator": "ROUGHLY", "on": "payload"}}}}}}}}
+		}), `line 3: template.steps[0].variants[0].filters[0].children[0].operator "ROUGHLY" is not one of LARGER,`},
+		{"import422MetadataType", edit(func(r map[string]any) {
+			object(r, "template")["steps"] = []any{map[string]any{"metadata": map[string]any{"type": "scheduled"}}}
+		}), `line 3: template.steps[0].metadata.type "scheduled" is not one of regular, backoff, timed`},
 		{"import422LineTooLong", raw(`{"subject":"` + strings.Repeat("x", 8<<20) + `"}`), "line 3: longer than 8 MiB"},
 		{"import422OtherOrganization", edit(func(r map[string]any) {
 			r["_organizationId"] = "65f000000000000000000002"
@@ -336,6 +365,58 @@ func TestImportRefusesBadLine(t *testing.T) {
 					t.Errorf("rows written by a failed import (-want +got):\n%s", diff)
 				}
 			})
+		}
+	})
+}
+
+// template.deletedAt and deletedBy are plain strings: "" (what export writes for a
+// template without them), absent, and text that is no timestamp all import, and the
+// round trip is byte-identical.
+func TestImportDeletedAtIsText(t *testing.T) {
+	values := map[int]any{1: "", 2: nil, 3: "2024-01-31T10:00:00Z", 4: "last tuesday", 5: "2025-03-01T08:00:00.000Z"}
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		file := importFile(t, 5, func(k int, rec map[string]any) []byte {
+			tpl := object(rec, "template")
+			tpl["_id"] = fmt.Sprintf("65f00000000000000000c%03d", k)
+			rec["_templateId"] = tpl["_id"]
+			if v := values[k]; v == nil {
+				delete(tpl, "deletedAt")
+				delete(tpl, "deletedBy")
+			} else {
+				tpl["deletedAt"], tpl["deletedBy"] = v, ""
+			}
+			b, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		})
+		if _, err := s.ImportMessages(ctx, bytes.NewReader(file), nil); err != nil {
+			t.Fatalf("import: %v", err)
+		}
+		first := export(t, s, importEnv)
+		for i, line := range bytes.Split(bytes.TrimSuffix(first, []byte("\n")), []byte("\n")) {
+			var rec struct {
+				Template map[string]any `json:"template"`
+			}
+			if err := json.Unmarshal(line, &rec); err != nil {
+				t.Fatal(err)
+			}
+			want := values[i+1]
+			if want == nil {
+				want = ""
+			}
+			if got := rec.Template["deletedAt"]; got != want || rec.Template["deletedBy"] != "" {
+				t.Errorf("line %d: deletedAt %#v, deletedBy %#v; want %#v and \"\"", i+1, got, rec.Template["deletedBy"], want)
+			}
+		}
+		again := dbtest.Open(t, s.Dialect())
+		if _, err := again.ImportMessages(ctx, bytes.NewReader(first), nil); err != nil {
+			t.Fatalf("import of the export: %v", err)
+		}
+		if diff := cmp.Diff(string(first), string(export(t, again, importEnv))); diff != "" {
+			t.Errorf("round trip (-first export +second):\n%s", diff)
 		}
 	})
 }

@@ -61,7 +61,7 @@ func newRecord(t *testing.T, s *models.Store) *record {
 		Triggers: []models.Trigger{{Type: "event", Identifier: "welcome", Variables: []models.TriggerVariable{{Name: "first"}},
 			SubscriberVariables: []models.TriggerVariable{{Name: "email"}}}},
 		NotificationGroupID: "67c2be400000000000000eee", ParentID: "67c2be400000000000000fff", Deleted: true,
-		DeletedAt: models.TimePtr(dbtest.Base.Add(2 * time.Hour)), DeletedBy: "admin",
+		DeletedAt: ptr("2025-03-01T10:00:00.000Z"), DeletedBy: "admin",
 		NotificationGroup: &models.NotificationGroup{ID: "67c2be400000000000000eee", Name: "General", EnvironmentID: env.ID,
 			OrganizationID: env.OrganizationID, ParentID: "67c2be400000000000000111"},
 		Data: models.JSON(`{"k":"v"}`), WorkflowIntegrationStatus: models.JSON(`{"hasActiveIntegrations":true}`),
@@ -281,16 +281,17 @@ const bareTemplateRecord = `{
   "_notificationId": "{notification}", "_subscriberId": "{sub}",
   "subscriber": ` + bareSubscriber + `,
   "template": {
-    "_id": "{tpl}", "name": "bare", "active": false, "draft": false, "critical": false, "tags": [], "steps": [],
-    "_organizationId": "{org}", "_environmentId": "{env}", "triggers": [], "deleted": false
+    "_id": "{tpl}", "name": "bare", "description": "", "active": false, "draft": false, "preferenceSettings": {},
+    "critical": false, "tags": [], "steps": [], "_organizationId": "{org}", "_creatorId": "", "_environmentId": "{env}",
+    "triggers": [], "_notificationGroupId": "", "deleted": false, "deletedAt": "", "deletedBy": ""
   },
   "createdAt": "2025-03-01T08:00:03.000Z",
-  "content": [{"type": "text"}],
+  "content": [{"type": "text", "content": ""}],
   "transactionId": "txn-bare-t",
   "channel": "push",
   "read": false,
   "seen": false,
-  "cta": {"action": {"buttons": [{"type": "primary"}]}},
+  "cta": {"action": {"buttons": [{"type": "primary", "content": ""}]}},
   "status": "error"
 }`
 
@@ -370,3 +371,6 @@ func TestMessageRecordKeyOrder(t *testing.T) {
 		}
 	})
 }
+
+// ptr returns a pointer to v, for optional fields of records built in tests.
+func ptr[T any](v T) *T { return &v }

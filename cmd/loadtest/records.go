@@ -97,7 +97,7 @@ type floorSubscriber struct {
 	Phone          string          `json:"phone,omitempty"`
 	Avatar         string          `json:"avatar,omitempty"`
 	Locale         string          `json:"locale,omitempty"`
-	Channels       json.RawMessage `json:"channels,omitempty"`
+	Channels       []floorChannel  `json:"channels,omitempty"`
 	Topics         json.RawMessage `json:"topics,omitempty"`
 	IsOnline       *bool           `json:"isOnline,omitempty"`
 	LastOnlineAt   *models.Time    `json:"lastOnlineAt,omitempty"`
@@ -133,7 +133,17 @@ func (f *rawFloor) subscribers(ctx context.Context, ids []any) (map[string]*floo
 			&s.Deleted, &s.CreatedAt, &s.UpdatedAt); err != nil {
 			return nil, err
 		}
-		s.Channels, s.Topics, s.Data = rawJSON(channels), rawJSON(topics), rawJSON(data)
+		if len(rawJSON(channels)) > 0 {
+			if err := json.Unmarshal(channels, &s.Channels); err != nil {
+				return nil, fmt.Errorf("channels: %w", err)
+			}
+			for i := range s.Channels {
+				if s.Channels[i].Credentials == nil { // as the server writes it
+					s.Channels[i].Credentials = json.RawMessage("{}")
+				}
+			}
+		}
+		s.Topics, s.Data = rawJSON(topics), rawJSON(data)
 		if online.Valid {
 			s.IsOnline = &online.Bool
 		}
@@ -142,26 +152,35 @@ func (f *rawFloor) subscribers(ctx context.Context, ids []any) (map[string]*floo
 	return out, rows.Err()
 }
 
+// floorChannel is a subscriber's channel entry as the server writes it: _integrationId
+// and credentials always there.
+type floorChannel struct {
+	ProviderID            string          `json:"providerId"`
+	IntegrationIdentifier string          `json:"integrationIdentifier,omitempty"`
+	IntegrationID         string          `json:"_integrationId"`
+	Credentials           json.RawMessage `json:"credentials"`
+}
+
 // floorTemplate is the REST Template record.
 type floorTemplate struct {
 	ID                        string          `json:"_id"`
 	Name                      string          `json:"name"`
-	Description               string          `json:"description,omitempty"`
+	Description               string          `json:"description"`
 	Active                    bool            `json:"active"`
 	Draft                     bool            `json:"draft"`
-	PreferenceSettings        json.RawMessage `json:"preferenceSettings,omitempty"`
+	PreferenceSettings        json.RawMessage `json:"preferenceSettings"`
 	Critical                  bool            `json:"critical"`
 	Tags                      json.RawMessage `json:"tags"`
 	Steps                     json.RawMessage `json:"steps"`
 	OrganizationID            string          `json:"_organizationId"`
-	CreatorID                 string          `json:"_creatorId,omitempty"`
+	CreatorID                 string          `json:"_creatorId"`
 	EnvironmentID             string          `json:"_environmentId"`
 	Triggers                  json.RawMessage `json:"triggers"`
-	NotificationGroupID       string          `json:"_notificationGroupId,omitempty"`
+	NotificationGroupID       string          `json:"_notificationGroupId"`
 	ParentID                  string          `json:"_parentId,omitempty"`
 	Deleted                   bool            `json:"deleted"`
-	DeletedAt                 *models.Time    `json:"deletedAt,omitempty"`
-	DeletedBy                 string          `json:"deletedBy,omitempty"`
+	DeletedAt                 string          `json:"deletedAt"`
+	DeletedBy                 string          `json:"deletedBy"`
 	NotificationGroup         json.RawMessage `json:"notificationGroup,omitempty"`
 	Data                      json.RawMessage `json:"data,omitempty"`
 	WorkflowIntegrationStatus json.RawMessage `json:"workflowIntegrationStatus,omitempty"`
@@ -183,12 +202,18 @@ func (f *rawFloor) templates(ctx context.Context, ids []any) (map[string]*floorT
 	for rows.Next() {
 		t := &floorTemplate{}
 		var prefs, tags, steps, triggers, group, data, status []byte
+		var deletedAt sql.NullString
 		if err := rows.Scan(&t.ID, &t.Name, &t.Description, &t.Active, &t.Draft, &prefs, &t.Critical, &tags, &steps,
 			&t.OrganizationID, &t.CreatorID, &t.EnvironmentID, &triggers, &t.NotificationGroupID, &t.ParentID, &t.Deleted,
-			&t.DeletedAt, &t.DeletedBy, &group, &data, &status); err != nil {
+			&deletedAt, &t.DeletedBy, &group, &data, &status); err != nil {
 			return nil, err
 		}
-		t.PreferenceSettings, t.Tags, t.Steps, t.Triggers = rawJSON(prefs), rawArray(tags), rawArray(steps), rawArray(triggers)
+		// As the server writes them: "" and {} when the template has none.
+		t.DeletedAt = deletedAt.String
+		if t.PreferenceSettings = rawJSON(prefs); t.PreferenceSettings == nil {
+			t.PreferenceSettings = json.RawMessage("{}")
+		}
+		t.Tags, t.Steps, t.Triggers = rawArray(tags), rawArray(steps), rawArray(triggers)
 		t.NotificationGroup, t.Data, t.WorkflowIntegrationStatus = rawJSON(group), rawJSON(data), rawJSON(status)
 		out[t.ID] = t
 	}

@@ -1,0 +1,277 @@
+package models
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// The /v1 wire form of the records, in one place.
+//
+// The platform's current generated SDK (@novu/api 3.19.1) parses every response with its
+// own schemas (models/components/*.js: messageresponsedto, subscriberresponsedto,
+// channelsettingsdto, workflowresponse, notificationstepdto, stepfilterdto,
+// fieldfilterpartdto, emailblock, messagebutton, notificationgroup) and refuses a whole
+// page when one record lacks a field it requires. A stored record may hold no value for
+// such a field, so the encoders below write the empty value of its type ("", false, [],
+// {}) where the struct tags would omit it. Every other optional field stays omitted when
+// it has no value, never null. rest/sdk_test.go holds the list of required fields.
+//
+// Only Message's embedded Subscriber and Template and the content blocks and buttons get wire
+// encoders: Subscriber and Template are stored as columns, so their encoders never reach
+// the database, and a block's or button's "" reads back as it was stored. Steps, filters
+// and channel entries, which the database holds as JSON documents, are encoded through
+// their parents, so the stored documents and GraphQL (which binds to the same structs and
+// answers null for a missing value) stay as they were.
+//
+// Each encoder lists every field of its type in the type's own order, so the document
+// order is the contract's; rest/sdk_test.go proves a fully populated value encodes byte for
+// byte as the plain struct does.
+//
+// Values the SDK constrains to a closed set (block types, provider ids, filter types and
+// operators, trigger type, metadata type and units, message status) are not invented
+// here: import refuses a record outside those sets (see sdkenums.go), and a row written
+// by another writer is sent as stored.
+
+// MarshalJSON writes a content block; the SDK requires content, and textAlign in styles.
+func (b ContentBlock) MarshalJSON() ([]byte, error) {
+	type wireStyles struct {
+		TextAlign string `json:"textAlign"`
+	}
+	var styles *wireStyles
+	if b.Styles != nil {
+		styles = &wireStyles{b.Styles.TextAlign}
+	}
+	return marshalWire(struct {
+		Type    string      `json:"type"`
+		Content string      `json:"content"`
+		URL     string      `json:"url,omitempty"`
+		Styles  *wireStyles `json:"styles,omitempty"`
+	}{b.Type, b.Content, b.URL, styles})
+}
+
+// MarshalJSON writes a call-to-action button; the SDK requires content.
+func (b CTAButton) MarshalJSON() ([]byte, error) {
+	return marshalWire(struct {
+		Type          ButtonType `json:"type"`
+		Content       string     `json:"content"`
+		ResultContent string     `json:"resultContent,omitempty"`
+	}{b.Type, b.Content, b.ResultContent})
+}
+
+// MarshalJSON writes a subscriber; each channel entry carries the _integrationId and
+// credentials the SDK requires.
+func (s Subscriber) MarshalJSON() ([]byte, error) {
+	var channels []wireChannel
+	for _, c := range s.Channels {
+		credentials := c.Credentials
+		if credentials == nil {
+			credentials = &ChannelCredentials{}
+		}
+		channels = append(channels, wireChannel{c.ProviderID, c.IntegrationIdentifier, c.IntegrationID, credentials})
+	}
+	return marshalWire(struct {
+		ID             string        `json:"_id"`
+		FirstName      string        `json:"firstName,omitempty"`
+		LastName       string        `json:"lastName,omitempty"`
+		Email          string        `json:"email,omitempty"`
+		Phone          string        `json:"phone,omitempty"`
+		Avatar         string        `json:"avatar,omitempty"`
+		Locale         string        `json:"locale,omitempty"`
+		Channels       []wireChannel `json:"channels,omitempty"`
+		Topics         []string      `json:"topics,omitempty"`
+		IsOnline       *bool         `json:"isOnline,omitempty"`
+		LastOnlineAt   *Time         `json:"lastOnlineAt,omitempty"`
+		Version        int           `json:"__v"`
+		Data           JSON          `json:"data,omitempty"`
+		Timezone       string        `json:"timezone,omitempty"`
+		SubscriberID   string        `json:"subscriberId"`
+		OrganizationID string        `json:"_organizationId"`
+		EnvironmentID  string        `json:"_environmentId"`
+		Deleted        bool          `json:"deleted"`
+		CreatedAt      Time          `json:"createdAt"`
+		UpdatedAt      Time          `json:"updatedAt"`
+	}{s.ID, s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, channels, s.Topics,
+		s.IsOnline, s.LastOnlineAt, s.Version, s.Data, s.Timezone, s.SubscriberID, s.OrganizationID,
+		s.EnvironmentID, s.Deleted, s.CreatedAt, s.UpdatedAt})
+}
+
+// wireChannel is a SubscriberChannel as the SDK requires it.
+type wireChannel struct {
+	ProviderID            string              `json:"providerId"`
+	IntegrationIdentifier string              `json:"integrationIdentifier,omitempty"`
+	IntegrationID         string              `json:"_integrationId"`
+	Credentials           *ChannelCredentials `json:"credentials"`
+}
+
+// MarshalJSON writes a workflow template: description, preferenceSettings, _creatorId,
+// _notificationGroupId, deletedAt and deletedBy always, every step filter whole, and a
+// notification group's ids.
+func (t Template) MarshalJSON() ([]byte, error) {
+	var preferences any = t.PreferenceSettings
+	if t.PreferenceSettings == nil {
+		// {} rather than five false flags, which would say every channel is off.
+		preferences = struct{}{}
+	}
+	var deletedAt string
+	if t.DeletedAt != nil {
+		deletedAt = *t.DeletedAt
+	}
+	steps := make([]wireStep, len(t.Steps))
+	for i, s := range t.Steps {
+		steps[i] = wireStep{wireStepFields: wireStepOf(s.stepFields())}
+		for _, v := range s.Variants {
+			steps[i].Variants = append(steps[i].Variants, wireStepOf(v.stepFields()))
+		}
+	}
+	var group *wireGroup
+	if g := t.NotificationGroup; g != nil {
+		group = &wireGroup{g.ID, g.Name, g.EnvironmentID, g.OrganizationID, g.ParentID}
+	}
+	return marshalWire(struct {
+		ID                        string     `json:"_id"`
+		Name                      string     `json:"name"`
+		Description               string     `json:"description"`
+		Active                    bool       `json:"active"`
+		Draft                     bool       `json:"draft"`
+		PreferenceSettings        any        `json:"preferenceSettings"`
+		Critical                  bool       `json:"critical"`
+		Tags                      []string   `json:"tags"`
+		Steps                     []wireStep `json:"steps"`
+		OrganizationID            string     `json:"_organizationId"`
+		CreatorID                 string     `json:"_creatorId"`
+		EnvironmentID             string     `json:"_environmentId"`
+		Triggers                  []Trigger  `json:"triggers"`
+		NotificationGroupID       string     `json:"_notificationGroupId"`
+		ParentID                  string     `json:"_parentId,omitempty"`
+		Deleted                   bool       `json:"deleted"`
+		DeletedAt                 string     `json:"deletedAt"`
+		DeletedBy                 string     `json:"deletedBy"`
+		NotificationGroup         *wireGroup `json:"notificationGroup,omitempty"`
+		Data                      JSON       `json:"data,omitempty"`
+		WorkflowIntegrationStatus JSON       `json:"workflowIntegrationStatus,omitempty"`
+	}{t.ID, t.Name, t.Description, t.Active, t.Draft, preferences, t.Critical, emptyIfNil(t.Tags),
+		steps, t.OrganizationID, t.CreatorID, t.EnvironmentID, emptyIfNil(t.Triggers),
+		t.NotificationGroupID, t.ParentID, t.Deleted, deletedAt, t.DeletedBy, group,
+		t.Data, t.WorkflowIntegrationStatus})
+}
+
+// stepFields is what a step and its variants share.
+type stepFields struct {
+	ID, UUID, Name, TemplateID string
+	Active, ShouldStopOnFail   *bool
+	Template                   JSON
+	Filters                    []StepFilter
+	ParentID                   string
+	Metadata                   *StepMetadata
+	ReplyCallback              *ReplyCallback
+}
+
+func (s Step) stepFields() stepFields {
+	return stepFields{s.ID, s.UUID, s.Name, s.TemplateID, s.Active, s.ShouldStopOnFail, s.Template,
+		s.Filters, s.ParentID, s.Metadata, s.ReplyCallback}
+}
+
+func (v StepVariant) stepFields() stepFields {
+	return stepFields{v.ID, v.UUID, v.Name, v.TemplateID, v.Active, v.ShouldStopOnFail, v.Template,
+		v.Filters, v.ParentID, v.Metadata, v.ReplyCallback}
+}
+
+// wireStepFields is a step variant on the wire: Step's fields but variants.
+type wireStepFields struct {
+	ID               string         `json:"_id,omitempty"`
+	UUID             string         `json:"uuid,omitempty"`
+	Name             string         `json:"name,omitempty"`
+	TemplateID       string         `json:"_templateId,omitempty"`
+	Active           *bool          `json:"active,omitempty"`
+	ShouldStopOnFail *bool          `json:"shouldStopOnFail,omitempty"`
+	Template         JSON           `json:"template,omitempty"`
+	Filters          []wireFilter   `json:"filters,omitempty"`
+	ParentID         string         `json:"_parentId,omitempty"`
+	Metadata         *wireMetadata  `json:"metadata,omitempty"`
+	ReplyCallback    *ReplyCallback `json:"replyCallback,omitempty"`
+}
+
+// wireMetadata is a StepMetadata as the SDK requires it: with its type.
+type wireMetadata struct {
+	Amount        *float64 `json:"amount,omitempty"`
+	Unit          string   `json:"unit,omitempty"`
+	DigestKey     string   `json:"digestKey,omitempty"`
+	Type          string   `json:"type"`
+	Backoff       *bool    `json:"backoff,omitempty"`
+	BackoffAmount *float64 `json:"backoffAmount,omitempty"`
+	BackoffUnit   string   `json:"backoffUnit,omitempty"`
+	UpdateMode    *bool    `json:"updateMode,omitempty"`
+}
+
+// wireStep is a step on the wire.
+type wireStep struct {
+	wireStepFields
+	Variants []wireStepFields `json:"variants,omitempty"`
+}
+
+func wireStepOf(s stepFields) wireStepFields {
+	var filters []wireFilter
+	for _, f := range s.Filters {
+		var negated bool
+		if f.IsNegated != nil {
+			negated = *f.IsNegated
+		}
+		children := make([]wireFilterChild, len(f.Children))
+		for i, c := range f.Children {
+			children[i] = wireFilterChild(c)
+		}
+		filters = append(filters, wireFilter{negated, f.Type, f.Value, children})
+	}
+	var metadata *wireMetadata
+	if s.Metadata != nil {
+		metadata = (*wireMetadata)(s.Metadata)
+	}
+	return wireStepFields{s.ID, s.UUID, s.Name, s.TemplateID, s.Active, s.ShouldStopOnFail, s.Template,
+		filters, s.ParentID, metadata, s.ReplyCallback}
+}
+
+// wireFilter is a StepFilter as the SDK requires it: every field.
+type wireFilter struct {
+	IsNegated bool              `json:"isNegated"`
+	Type      string            `json:"type"`
+	Value     string            `json:"value"`
+	Children  []wireFilterChild `json:"children"`
+}
+
+// wireFilterChild is a FilterChild as the SDK requires it: every field.
+type wireFilterChild struct {
+	Field    string `json:"field"`
+	Value    string `json:"value"`
+	Operator string `json:"operator"`
+	On       string `json:"on"`
+}
+
+// wireGroup is a NotificationGroup as the SDK requires it: with both ids.
+type wireGroup struct {
+	ID             string `json:"_id"`
+	Name           string `json:"name"`
+	EnvironmentID  string `json:"_environmentId"`
+	OrganizationID string `json:"_organizationId"`
+	ParentID       string `json:"_parentId,omitempty"`
+}
+
+// emptyIfNil returns s, or an empty slice for nil, so a required array is [] and not null.
+func emptyIfNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// marshalWire encodes v as the /v1 responses are written: HTML characters in strings and
+// in stored free-form values stay as they are (json.Marshal would escape them, and the
+// caller's encoder cannot undo that).
+func marshalWire(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
