@@ -16,11 +16,12 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
+	"messages/models"
 	"messages/models/dbtest"
 )
 
-// gormScope is the instrumentation scope of the GORM OpenTelemetry plugin's spans.
-const gormScope = "gorm.io/plugin/opentelemetry"
+// gormScope is the instrumentation scope of the store's SQL spans.
+const gormScope = models.TraceScope
 
 // spanTree indexes finished spans to ask who descends from whom.
 type spanTree struct {
@@ -117,6 +118,16 @@ func TestTracingSpansOneRequest(t *testing.T) {
 			}
 			if len(tree.sqlUnder(server)) < 2 {
 				t.Errorf("want the key lookup and the list queries under the server span:\n%s", tree)
+			}
+			var listed bool
+			for _, sp := range tree.sqlUnder(server) {
+				listed = listed || sp.Name == "select messages"
+				if sp.SpanKind != trace.SpanKindClient || attr(sp, "db.query.text") == "" || attr(sp, "db.system.name") == "" {
+					t.Errorf("SQL span %s: kind %s, attributes %v; want a client span with the statement and the database", sp.Name, sp.SpanKind, sp.Attributes)
+				}
+			}
+			if !listed {
+				t.Errorf("no span named \"select messages\" under the server span:\n%s", tree)
 			}
 			for _, sp := range exp.GetSpans() {
 				for _, kv := range sp.Attributes {
