@@ -1,63 +1,64 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
+
+	"github.com/urfave/cli/v3"
 )
 
-// runMedian is `loadtest median [--json out] [--baseline before.json] run1.json run2.json ...`:
+// medianCommand is `loadtest median [--json out] [--baseline before.json] run1.json run2.json ...`:
 // it combines the reports of repeated runs into one whose every figure is the median of
 // the runs (errors are summed and peak memory is the highest), and prints it as a table.
-func runMedian(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("loadtest median", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	jsonPath := fs.String("json", "", "write the combined report as JSON to this file")
-	baseline := fs.String("baseline", "", "JSON results of an earlier run to show as the baseline column")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
+func medianCommand(stdout io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:      "median",
+		Usage:     "combine the JSON reports of repeated runs into their median",
+		ArgsUsage: "run1.json run2.json ...",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "json", Usage: "write the combined report as JSON to this file"},
+			&cli.StringFlag{Name: "baseline", Usage: "JSON results of an earlier run to show as the baseline column"},
+		},
+		Action: func(_ context.Context, cmd *cli.Command) error {
+			return combineRuns(cmd.Args().Slice(), cmd.String("json"), cmd.String("baseline"), stdout)
+		},
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "error: loadtest median needs the JSON reports of one or more runs")
-		return 2
+}
+
+// combineRuns reads the reports at paths and writes their median.
+func combineRuns(paths []string, jsonPath, baseline string, stdout io.Writer) error {
+	if len(paths) == 0 {
+		return usageError{errors.New("loadtest median needs the JSON reports of one or more runs")}
 	}
 	var runs []*report
-	for _, path := range fs.Args() {
+	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			return 1
+			return err
 		}
 		var r report
 		if err := json.Unmarshal(b, &r); err != nil {
-			fmt.Fprintf(stderr, "error: %s: %v\n", path, err)
-			return 1
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		runs = append(runs, &r)
 	}
 	rep := medianReport(runs)
-	if *baseline != "" {
-		if err := rep.applyBaseline(*baseline); err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			return 1
+	if baseline != "" {
+		if err := rep.applyBaseline(baseline); err != nil {
+			return err
 		}
 	}
 	fmt.Fprintf(stdout, "median of %d runs\n", len(runs))
 	rep.writeTable(stdout)
-	if *jsonPath != "" {
-		if err := rep.writeJSONFile(*jsonPath); err != nil {
-			fmt.Fprintln(stderr, "error:", err)
-			return 1
-		}
+	if jsonPath != "" {
+		return rep.writeJSONFile(jsonPath)
 	}
-	return 0
+	return nil
 }
 
 // medianReport combines runs row by row (rows are matched by name, in the first run's

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v3"
+
+	"messages/models"
+)
+
+// description is the part of `loadtest --help` that no flag carries.
+const description = `A flag wins over its environment variable, which wins over the default; the run prints
+its effective configuration first, each setting with where it came from, secrets masked.
+Every address must be loopback (127.0.0.0/8, ::1, localhost).
+
+Exit codes: 0 success; 1 failure; 2 bad usage (an unknown flag or argument, a value out of
+range).`
+
+// command is the command line: the benchmark at the root, median beneath it. getenv is
+// the environment the flags read; action runs the benchmark with the checked settings.
+func command(getenv func(string) string, stdout, stderr io.Writer, action func(context.Context, config) error) *cli.Command {
+	root := &cli.Command{
+		Name:            "loadtest",
+		Usage:           "run named scenarios against a message server on loopback, with their raw floors",
+		UsageText:       "loadtest --api-key KEY [options]\nloadtest median [options] run1.json run2.json ...",
+		Description:     description,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Local: the benchmark's flags are not median's.
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "base-url", Local: true, Usage: "server to load; loopback only", Value: "http://127.0.0.1:8080"},
+			&cli.StringFlag{Name: "api-key", Local: true, Usage: "API key of the environment to read (required)", Sources: cli.NewValueSourceChain(&envVar{key: "LOADTEST_API_KEY", getenv: getenv})},
+			&cli.StringFlag{Name: "database-url", Local: true, Usage: "mysql://user:pass@127.0.0.1:3306/db of the server's database: enables the raw floor and finds the busiest inbox"},
+			&cli.DurationFlag{Name: "duration", Local: true, Usage: "how long each scenario runs", Value: 10 * time.Second},
+			&cli.DurationFlag{Name: "warmup", Local: true, Usage: "unmeasured run before each scenario (0: none)", Value: time.Second},
+			&cli.DurationFlag{Name: "request-timeout", Local: true, Usage: "deadline of one request", Value: 30 * time.Second},
+			&cli.DurationFlag{Name: "setup-timeout", Local: true, Usage: "deadline of the discovery before the first scenario", Value: 5 * time.Minute},
+			&cli.IntFlag{Name: "concurrency", Local: true, Usage: "concurrent workers (clients) per scenario", Value: 8},
+			&cli.IntFlag{Name: "max-requests", Local: true, Usage: "most requests one scenario sends, whatever the duration", Value: 200_000},
+			&cli.StringFlag{Name: "scenarios", Local: true, Usage: "comma-separated scenarios (default: all): " + strings.Join(scenarioNames(), ", ")},
+			&cli.StringFlag{Name: "json", Local: true, Usage: "also write the results as JSON to this file"},
+			&cli.StringFlag{Name: "baseline", Local: true, Usage: "JSON results of an earlier run (--json) to show as the 'before' column"},
+			&cli.IntFlag{Name: "server-pid", Local: true, Usage: "process id of the server on this machine: report its peak RSS"},
+			&cli.IntFlag{Name: "page-size", Local: true, Usage: "page size of every list scenario", Value: 10},
+			&cli.IntFlag{Name: "deep-page", Local: true, Usage: "page number of rest-deep-page (50,000 x 10 = 500,000 rows deep)", Value: 50_000},
+			&cli.IntFlag{Name: "cursor-depth", Local: true, Usage: "depth of graphql-cursor-deep's cursor", Value: 5_000},
+			&cli.IntFlag{Name: "far-cursor-depth", Local: true, Usage: "depth of graphql-cursor-far's cursor", Value: 500_000},
+			&cli.IntFlag{Name: "cursor-step", Local: true, Usage: "page size of the walk that finds the deep cursors", Value: 1000},
+			&cli.BoolFlag{Name: "floor", Local: true, Usage: "measure the raw floor when --database-url is given (on by default; --floor=false skips it)", Value: true},
+			&cli.BoolFlag{Name: "naive", Local: true, Usage: "also measure naive floors (whole rows with OFFSET, COUNT(*) every time): slow"},
+			&cli.IntFlag{Name: "naive-concurrency", Local: true, Usage: "workers of the naive floors", Value: 1},
+			&cli.BoolFlag{Name: "gzip", Local: true, Usage: "ask for gzip responses (off, so the floor comparison excludes compression)"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c, err := configFrom(cmd)
+			if err != nil {
+				return err
+			}
+			return action(ctx, c)
+		},
+		Commands: []*cli.Command{medianCommand(stdout)},
+	}
+	for _, cmd := range append([]*cli.Command{root}, root.Commands...) {
+		cmd.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
+			return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.FullName())}
+		}
+		// Errors become exit codes in run, not in the library.
+		cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
+	}
+	return root
+}
+
+// envVar is an environment variable behind a flag, read through getenv so tests choose
+// the environment. urfave/cli asks it only when the command line did not set the flag,
+// so used says the value came from the environment. An empty variable counts as unset.
+type envVar struct {
+	key    string
+	getenv func(string) string
+	used   bool
+}
+
+func (e *envVar) Lookup() (string, bool) {
+	v := e.getenv(e.key)
+	e.used = v != ""
+	return v, e.used
+}
+
+func (e *envVar) IsFromEnv() bool  { return true }
+func (e *envVar) Key() string      { return e.key }
+func (e *envVar) String() string   { return fmt.Sprintf("environment variable %q", e.key) }
+func (e *envVar) GoString() string { return fmt.Sprintf("&envVar{key:%q}", e.key) }
+
+// configFrom reads and checks the benchmark's flags.
+func configFrom(cmd *cli.Command) (config, error) {
+	if cmd.Args().Present() {
+		return config{}, usageError{fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName())}
+	}
+	c := config{
+		baseURL:          cmd.String("base-url"),
+		apiKey:           cmd.String("api-key"),
+		databaseURL:      cmd.String("database-url"),
+		duration:         cmd.Duration("duration"),
+		warmup:           cmd.Duration("warmup"),
+		requestTimeout:   cmd.Duration("request-timeout"),
+		setupTimeout:     cmd.Duration("setup-timeout"),
+		concurrency:      cmd.Int("concurrency"),
+		maxRequests:      cmd.Int("max-requests"),
+		jsonPath:         cmd.String("json"),
+		baselinePath:     cmd.String("baseline"),
+		serverPID:        cmd.Int("server-pid"),
+		pageSize:         cmd.Int("page-size"),
+		deepPage:         cmd.Int("deep-page"),
+		cursorDepth:      cmd.Int("cursor-depth"),
+		farCursorDepth:   cmd.Int("far-cursor-depth"),
+		cursorStep:       cmd.Int("cursor-step"),
+		floor:            cmd.Bool("floor"),
+		naive:            cmd.Bool("naive"),
+		naiveConcurrency: cmd.Int("naive-concurrency"),
+		gzip:             cmd.Bool("gzip"),
+		settings:         settingsOf(cmd),
+	}
+	if err := c.check(); err != nil {
+		return c, usageError{err}
+	}
+	var err error
+	if c.scenarios, err = parseScenarios(cmd.String("scenarios")); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+// check refuses addresses off loopback and values out of range.
+func (c config) check() error {
+	if err := checkLoopback(c.baseURL); err != nil {
+		return fmt.Errorf("--base-url: %w", err)
+	}
+	if c.databaseURL != "" {
+		if err := checkLoopbackDatabase(c.databaseURL); err != nil {
+			return fmt.Errorf("--database-url: %w", err)
+		}
+	}
+	switch {
+	case c.apiKey == "":
+		return errors.New("--api-key (or LOADTEST_API_KEY) is required")
+	case c.duration <= 0 || c.duration > time.Hour:
+		return errors.New("--duration must be between 0 and 1h")
+	case c.concurrency < 1 || c.concurrency > 1000 || c.naiveConcurrency < 1 || c.naiveConcurrency > 1000:
+		return errors.New("--concurrency and --naive-concurrency must be from 1 to 1000")
+	case c.maxRequests < 1 || c.maxRequests > 10_000_000:
+		return errors.New("--max-requests must be from 1 to 10,000,000")
+	case c.pageSize < 1 || c.pageSize > 1000:
+		return errors.New("--page-size must be from 1 to 1000")
+	case c.deepPage < 0:
+		return errors.New("--deep-page must not be negative")
+	case c.cursorDepth < 1 || c.farCursorDepth < 1 || c.cursorStep < 1 || c.cursorStep > 1000:
+		return errors.New("cursor depths must be positive and --cursor-step from 1 to 1000")
+	case c.warmup < 0 || c.requestTimeout <= 0 || c.setupTimeout <= 0:
+		return errors.New("--warmup must not be negative, --request-timeout and --setup-timeout positive")
+	}
+	return nil
+}
+
+// parseScenarios reads --scenarios: known names, each once, in the order given; all of
+// them when empty.
+func parseScenarios(list string) ([]string, error) {
+	if list == "" {
+		return scenarioNames(), nil
+	}
+	var out []string
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(scenarioNames(), name) {
+			return nil, fmt.Errorf("unknown scenario %q; known: %s", name, strings.Join(scenarioNames(), ", "))
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--scenarios names no scenario")
+	}
+	return out, nil
+}
+
+// setting is one flag's effective value and where it came from, as the run prints it.
+type setting struct {
+	name   string // the environment variable, or --flag when it has none
+	value  string // masked when secret
+	source string // flag, environment or default
+}
+
+// settingsOf lists the flags of cmd with their effective values and sources.
+func settingsOf(cmd *cli.Command) []setting {
+	var out []setting
+	for _, f := range cmd.Flags {
+		name := f.Names()[0]
+		if name == "help" {
+			continue
+		}
+		s := setting{name: "--" + name, value: fmt.Sprint(cmd.Value(name)), source: "default"}
+		if f.IsSet() {
+			s.source = "flag"
+		}
+		if sf, ok := f.(*cli.StringFlag); ok {
+			for _, src := range sf.Sources.Chain {
+				if env, ok := src.(*envVar); ok {
+					s.name = env.key
+					if env.used {
+						s.source = "environment"
+					}
+				}
+			}
+		}
+		switch {
+		case s.value == "":
+		case name == "api-key":
+			s.value = "xxxxx"
+		case name == "database-url":
+			s.value = models.RedactURL(s.value)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// printConfig writes the effective configuration, one setting a line.
+func printConfig(w io.Writer, settings []setting) {
+	fmt.Fprintln(w, "configuration (a flag wins over the environment, which wins over the default):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, s := range settings {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.name, s.value, s.source)
+	}
+	_ = tw.Flush()
+}
