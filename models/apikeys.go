@@ -37,7 +37,7 @@ func (s *Store) EnsureEnvironment(ctx context.Context, id, organizationID, name 
 		return nil, Invalid("organizationId", organizationID, "organization id must be 24 lowercase hex digits")
 	}
 	env := Environment{ID: id, OrganizationID: organizationID, Name: name, CreatedAt: s.Now().UTC()}
-	db := s.db.WithContext(ctx)
+	db := s.conn(ctx)
 	err := db.Where("id = ?", id).Attrs(env).FirstOrCreate(&env).Error
 	if err != nil {
 		return nil, err
@@ -45,11 +45,26 @@ func (s *Store) EnsureEnvironment(ctx context.Context, id, organizationID, name 
 	return &env, nil
 }
 
+// Environment returns an environment, or a not-found error.
+func (s *Store) Environment(ctx context.Context, id string) (*Environment, error) {
+	if !IsID(id) {
+		return nil, errNotFound("environment")
+	}
+	var envs []Environment
+	if err := s.conn(ctx).Where("id = ?", id).Limit(1).Find(&envs).Error; err != nil {
+		return nil, err
+	}
+	if len(envs) == 0 {
+		return nil, errNotFound("environment")
+	}
+	return &envs[0], nil
+}
+
 // CreateAPIKey mints a key for an existing environment and returns it in clear, the only
 // time it is ever seen: only its hash is stored.
 func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (string, *APIKey, error) {
 	var env Environment
-	err := s.db.WithContext(ctx).Where("id = ?", environmentID).Take(&env).Error
+	err := s.conn(ctx).Where("id = ?", environmentID).Take(&env).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return "", nil, errNotFound("environment")
 	}
@@ -68,7 +83,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (s
 		Hint:          key[len(key)-4:],
 		CreatedAt:     s.Now().UTC(),
 	}
-	if err := s.db.WithContext(ctx).Create(rec).Error; err != nil {
+	if err := s.conn(ctx).Create(rec).Error; err != nil {
 		return "", nil, err
 	}
 	return key, rec, nil
@@ -78,7 +93,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (s
 // oldest first.
 func (s *Store) ListAPIKeys(ctx context.Context, environmentID string) ([]APIKey, error) {
 	var keys []APIKey
-	q := s.db.WithContext(ctx).Order("created_at, id")
+	q := s.conn(ctx).Order("created_at, id")
 	if environmentID != "" {
 		q = q.Where("environment_id = ?", environmentID)
 	}
@@ -87,14 +102,14 @@ func (s *Store) ListAPIKeys(ctx context.Context, environmentID string) ([]APIKey
 
 // RevokeAPIKey stops a key from authenticating. Revoking a revoked key is a no-op.
 func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
-	res := s.db.WithContext(ctx).Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", id).
+	res := s.conn(ctx).Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", id).
 		Update("revoked_at", s.Now().UTC())
 	if res.Error != nil {
 		return res.Error
 	}
 	if res.RowsAffected == 0 {
 		var n int64
-		if err := s.db.WithContext(ctx).Model(&APIKey{}).Where("id = ?", id).Count(&n).Error; err != nil {
+		if err := s.conn(ctx).Model(&APIKey{}).Where("id = ?", id).Count(&n).Error; err != nil {
 			return err
 		}
 		if n == 0 {
@@ -112,7 +127,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
 		EnvironmentID  string
 		OrganizationID string
 	}
-	err := s.db.WithContext(ctx).Table("api_keys").
+	err := s.conn(ctx).Table("api_keys").
 		Select("api_keys.id, api_keys.environment_id, environments.organization_id").
 		Joins("JOIN environments ON environments.id = api_keys.environment_id").
 		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashAPIKey(key)).

@@ -23,7 +23,7 @@ func TestCountCache(t *testing.T) {
 			tn.Message(t, sub, tpl, nil)
 		}
 		other.Message(t, other.Subscriber(t, "sub-1"), other.Template(t, "t"), nil)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		ctx := tn.Context()
 		page := models.Page{Size: 2}
 		list := func(env string, f models.ListFilter) int {
@@ -38,7 +38,7 @@ func TestCountCache(t *testing.T) {
 		if got := list(tn.Env.ID, models.ListFilter{}); got != 5 {
 			t.Fatalf("first count = %d, want 5", got)
 		}
-		if n := countStatements(log.take()).Count; n != 1 {
+		if n := dbtest.CountStatements(log.Take()).Count; n != 1 {
 			t.Fatalf("first list ran %d COUNTs, want 1", n)
 		}
 
@@ -46,7 +46,7 @@ func TestCountCache(t *testing.T) {
 		if got := list(tn.Env.ID, models.ListFilter{}); got != 5 {
 			t.Fatalf("count within TTL = %d, want the cached 5", got)
 		}
-		if n := countStatements(log.take()).Count; n != 0 {
+		if n := dbtest.CountStatements(log.Take()).Count; n != 0 {
 			t.Fatalf("list within TTL ran %d COUNTs, want 0", n)
 		}
 
@@ -57,13 +57,13 @@ func TestCountCache(t *testing.T) {
 		if got := list(other.Env.ID, models.ListFilter{}); got != 1 {
 			t.Fatalf("another environment's count = %d, want 1", got)
 		}
-		log.take()
+		log.Take()
 
 		now = now.Add(5 * time.Second)
 		if got := list(tn.Env.ID, models.ListFilter{}); got != 6 {
 			t.Fatalf("count after TTL = %d, want a fresh 6", got)
 		}
-		if n := countStatements(log.take()).Count; n != 1 {
+		if n := dbtest.CountStatements(log.Take()).Count; n != 1 {
 			t.Fatalf("list after TTL ran %d COUNTs, want 1", n)
 		}
 
@@ -79,7 +79,7 @@ func TestCountCache(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		if n := countStatements(log.take()).Count; n < 1 || n > 8 {
+		if n := dbtest.CountStatements(log.Take()).Count; n < 1 || n > 8 {
 			t.Fatalf("8 concurrent lists ran %d COUNTs", n)
 		}
 	})

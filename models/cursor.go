@@ -1,14 +1,10 @@
 package models
 
-import (
-	"context"
-	"errors"
+import "context"
 
-	"gorm.io/gorm"
-)
-
-// Keyset is a position in the list order (createdAt descending, then id descending): the
-// last message a page showed. The next page starts strictly after it.
+// Keyset is a message's position in the orders by createdAt, then id: in the list order
+// (both descending) it is the last message a page showed, and the next page starts
+// strictly after it; MessagesOldestFirst walks the same keys ascending.
 type Keyset struct {
 	CreatedAt Time
 	ID        string
@@ -55,52 +51,30 @@ type MessagesConnectionPage struct {
 // primary key. At most six queries: subscriber lookup, ids, rows, count, subscribers,
 // templates.
 func (s *Store) MessagesAfter(ctx context.Context, environmentID string, f ListFilter, after *Keyset, first int, o ListOptions) (*MessagesConnectionPage, error) {
-	page := &MessagesConnectionPage{Messages: []*Message{}}
-	q, err := s.filtered(ctx, environmentID, f)
-	if errors.Is(err, errNoMatch) {
-		return page, nil
-	}
+	found, err := s.page(ctx, environmentID, f, window{After: after, Size: first}, o)
 	if err != nil {
 		return nil, err
 	}
+	return &MessagesConnectionPage{Messages: found.Messages, HasNextPage: found.HasMore, TotalCount: found.TotalCount}, nil
+}
 
-	// Only ids, so the index covers the query: selecting whole rows in a keyset query
-	// makes MySQL abandon the range scan for a table scan (seconds at a million rows, as
-	// measured for issue 4), while ids take well under a millisecond.
-	//
-	// The position (t, i) is spelled created_at <= t AND (created_at < t OR id < i): of
-	// the equivalent forms, it is the one both databases bound the index range with, as
-	// EXPLAIN shows (TestMessagesAfterPlan). MariaDB 10.11 uses only the equality prefix
-	// for the row value (created_at, id) < (t, i), and SQLite no bound at all for
-	// created_at < t OR (created_at = t AND id < i). The second condition then skips only
-	// the messages sharing the position's createdAt, so the cost does not depend on depth.
-	ids := q.Session(&gorm.Session{}).Select("id")
+// MessagesOldestFirst returns up to limit messages of an environment that come after the
+// position after (from the start when nil) in the order oldest first (createdAt, then
+// id), with their subscribers and templates: the walk an export takes. The keys come from
+// the (environment_id, created_at, id) index, then the rows by primary key, so memory
+// and cost stay flat however far the walk has gone.
+func (s *Store) MessagesOldestFirst(ctx context.Context, environmentID string, after *Keyset, limit int) ([]*Message, error) {
+	q := s.conn(ctx).Model(&Message{}).Select("id").Where("environment_id = ?", environmentID)
 	if after != nil {
-		ids = ids.Where("created_at <= ? AND (created_at < ? OR id < ?)", after.CreatedAt, after.CreatedAt, after.ID)
+		q = q.Where("(created_at > ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
 	}
-	var list []string
-	// One id past the page tells whether more follow, exactly.
-	if err := ids.Order("created_at DESC, id DESC").Limit(first+1).Pluck("id", &list).Error; err != nil {
+	var ids []string
+	if err := q.Order("created_at, id").Limit(limit).Pluck("id", &ids).Error; err != nil {
 		return nil, err
 	}
-	if len(list) > first {
-		page.HasNextPage = true
-		list = list[:first]
-	}
-	if page.Messages, err = s.messagesByID(ctx, environmentID, list); err != nil {
+	msgs, err := s.messagesByID(ctx, environmentID, ids)
+	if err != nil {
 		return nil, err
 	}
-
-	if o.Count {
-		if after == nil && !page.HasNextPage {
-			// The first page holds the whole list, so the count is known without a query.
-			page.TotalCount = len(list)
-		} else if page.TotalCount, err = s.countMessages(ctx, environmentID, f, q); err != nil {
-			return nil, err
-		}
-	}
-	if err := s.embed(ctx, environmentID, page.Messages, o.Subscribers, o.Templates); err != nil {
-		return nil, err
-	}
-	return page, nil
+	return msgs, s.embed(ctx, environmentID, msgs, true, true)
 }

@@ -16,6 +16,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/seed"
 )
 
 // after calls MessagesAfter, failing the test on error.
@@ -218,7 +219,7 @@ func loadOne(t testing.TB, s *models.Store, id string) *models.Message {
 // same data.
 func TestMessagesAfterSeededList(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
-		stats := seed(t, s, models.SeedOptions{Seed: 11, Messages: 3000, Subscribers: 40, Templates: 8})
+		stats := dbtest.Seed(t, s, seed.Options{Seed: 11, Messages: 3000, Subscribers: 40, Templates: 8})
 		env := stats.EnvironmentID
 		shapes := seededShapes(t, s, env)
 
@@ -308,18 +309,18 @@ func seededShapes(t testing.TB, s *models.Store, env string) []shape {
 // and that embedded records cost one statement each kind.
 func TestMessagesAfterQueryCount(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
-		stats := seed(t, s, models.SeedOptions{Seed: 3, Messages: 700, Subscribers: 20, Templates: 4})
+		stats := dbtest.Seed(t, s, seed.Options{Seed: 3, Messages: 700, Subscribers: 20, Templates: 4})
 		env := stats.EnvironmentID
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		deep := after(t, s, env, models.ListFilter{}, nil, 500, models.ListOptions{})
 		k := models.KeysetOf(deep.Messages[499])
 		for _, sh := range seededShapes(t, s, env) {
 			t.Run("cursor200DeepPageCostsTheFirstPage_"+sh.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				first := after(t, s, env, sh.filter, nil, 3, models.Everything)
-				firstCost := countStatements(log.take())
+				firstCost := dbtest.CountStatements(log.Take())
 				later := after(t, s, env, sh.filter, &k, 3, models.Everything)
-				laterCost := countStatements(log.take())
+				laterCost := dbtest.CountStatements(log.Take())
 				if len(first.Messages) != 3 || len(later.Messages) == 0 {
 					t.Fatalf("pages of %d and %d messages; the test needs fuller pages", len(first.Messages), len(later.Messages))
 				}
@@ -345,22 +346,22 @@ func TestMessagesAfterQueryCount(t *testing.T) {
 			from    *models.Keyset
 			first   int
 			options models.ListOptions
-			want    statementCounts
+			want    dbtest.StatementCounts
 		}{
-			{"cursor200CountsWhenAsked", &k, 10, models.Everything, statementCounts{All: 5, Count: 1, Subscribers: 1, Templates: 1}},
-			{"cursor200CountsOnTheFirstPageWithMore", nil, 10, models.ListOptions{Count: true}, statementCounts{All: 3, Count: 1}},
-			{"cursor200NoCountWhenTheFirstPageIsAll", nil, 1000, models.ListOptions{Count: true}, statementCounts{All: 2}},
-			{"cursor200NoCountWhenNotAsked", &k, 10, models.ListOptions{Subscribers: true, Templates: true}, statementCounts{All: 4, Subscribers: 1, Templates: 1}},
-			{"cursor200OnlyTheMessagesWhenNothingAsked", &k, 10, models.ListOptions{}, statementCounts{All: 2}},
+			{"cursor200CountsWhenAsked", &k, 10, models.Everything, dbtest.StatementCounts{All: 5, Count: 1, Subscribers: 1, Templates: 1}},
+			{"cursor200CountsOnTheFirstPageWithMore", nil, 10, models.ListOptions{Count: true}, dbtest.StatementCounts{All: 3, Count: 1}},
+			{"cursor200NoCountWhenTheFirstPageIsAll", nil, 1000, models.ListOptions{Count: true}, dbtest.StatementCounts{All: 2}},
+			{"cursor200NoCountWhenNotAsked", &k, 10, models.ListOptions{Subscribers: true, Templates: true}, dbtest.StatementCounts{All: 4, Subscribers: 1, Templates: 1}},
+			{"cursor200OnlyTheMessagesWhenNothingAsked", &k, 10, models.ListOptions{}, dbtest.StatementCounts{All: 2}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				page := after(t, s, env, models.ListFilter{}, tt.from, tt.first, tt.options)
 				if tt.options.Count && page.TotalCount != 700 {
 					t.Errorf("totalCount = %d, want 700", page.TotalCount)
 				}
-				if diff := cmp.Diff(tt.want, countStatements(log.take())); diff != "" {
+				if diff := cmp.Diff(tt.want, dbtest.CountStatements(log.Take())); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)
 				}
 			})

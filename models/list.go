@@ -54,49 +54,11 @@ type MessagesPage struct {
 // broken by id descending, so paging is stable. It costs at most six queries whatever
 // the page size: subscriber lookup, page ids, rows, count, subscribers, templates.
 func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFilter, p Page, o ListOptions) (*MessagesPage, error) {
-	page := &MessagesPage{Data: []*Message{}, PageSize: p.Size, Page: p.Number}
-	q, err := s.filtered(ctx, environmentID, f)
-	if errors.Is(err, errNoMatch) {
-		return page, nil
-	}
+	found, err := s.page(ctx, environmentID, f, window{Offset: p.Number * p.Size, Size: p.Size}, o)
 	if err != nil {
 		return nil, err
 	}
-
-	// Ids first, through the covering (environment, ..., created_at, id) index, then the
-	// rows by primary key: deep offsets walk the narrow index, not whole rows. One row
-	// past the page tells whether there is more, exactly.
-	offset := p.Number * p.Size
-	var ids []string
-	if err := q.Session(&gorm.Session{}).Select("id").Order("created_at DESC, id DESC").
-		Limit(p.Size+1).Offset(offset).Pluck("id", &ids).Error; err != nil {
-		return nil, err
-	}
-	if len(ids) > p.Size {
-		page.HasMore = true
-		ids = ids[:p.Size]
-	}
-	msgs, err := s.messagesByID(ctx, environmentID, ids)
-	if err != nil {
-		return nil, err
-	}
-	page.Data = msgs
-
-	if o.Count {
-		switch {
-		case !page.HasMore && (len(ids) > 0 || offset == 0):
-			// The page reached the end of the list, so the count is known without a query.
-			page.TotalCount = offset + len(ids)
-		default:
-			if page.TotalCount, err = s.countMessages(ctx, environmentID, f, q); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if err := s.embed(ctx, environmentID, msgs, o.Subscribers, o.Templates); err != nil {
-		return nil, err
-	}
-	return page, nil
+	return &MessagesPage{TotalCount: found.TotalCount, HasMore: found.HasMore, Data: found.Messages, PageSize: p.Size, Page: p.Number}, nil
 }
 
 // errNoMatch says a filter can match nothing (an unknown subscriber), so no query is needed.
@@ -133,7 +95,7 @@ func (s *Store) messagesByID(ctx context.Context, environmentID string, ids []st
 		return out, nil
 	}
 	var rows []*Message
-	if err := s.db.WithContext(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
+	if err := s.conn(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	byID := make(map[string]*Message, len(rows))
@@ -151,7 +113,7 @@ func (s *Store) messagesByID(ctx context.Context, environmentID string, ids []st
 
 func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {
 	var ids []string
-	err := s.db.WithContext(ctx).Model(&Subscriber{}).
+	err := s.conn(ctx).Model(&Subscriber{}).
 		Where("environment_id = ? AND subscriber_id = ?", environmentID, subscriberID).
 		Limit(1).Pluck("id", &ids).Error
 	if err != nil {

@@ -428,7 +428,7 @@ func TestListMessagesQueryCount(t *testing.T) {
 			}
 			tn.Message(t, sub, tpls[i%len(tpls)], nil)
 		}
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		sub := "sub-0"
 
 		for _, filter := range []struct {
@@ -440,9 +440,9 @@ func TestListMessagesQueryCount(t *testing.T) {
 			{"subscriber", models.ListFilter{SubscriberID: &sub}, 6},
 		} {
 			t.Run("list200SameStatementsForEverySize_"+filter.name, func(t *testing.T) {
-				var counts []statementCounts
+				var counts []dbtest.StatementCounts
 				for _, size := range []int{1, 10, 100} {
-					log.take()
+					log.Take()
 					page := list(t, s, tn.Env.ID, filter.filter, models.Page{Size: size}, models.Everything)
 					if len(page.Data) != size || !page.HasMore {
 						t.Fatalf("limit %d: got %d messages, hasMore %v; want a full page with more after it", size, len(page.Data), page.HasMore)
@@ -452,7 +452,7 @@ func TestListMessagesQueryCount(t *testing.T) {
 							t.Fatalf("limit %d: message %s lacks its subscriber or template", size, m.ID)
 						}
 					}
-					counts = append(counts, countStatements(log.take()))
+					counts = append(counts, dbtest.CountStatements(log.Take()))
 				}
 				for i, size := range []int{10, 100} {
 					if diff := cmp.Diff(counts[0], counts[i+1]); diff != "" {
@@ -468,20 +468,20 @@ func TestListMessagesQueryCount(t *testing.T) {
 		tests := []struct {
 			name    string
 			options models.ListOptions
-			want    statementCounts
+			want    dbtest.StatementCounts
 		}{
-			{"list200CountsOnceWhenAsked", models.Everything, statementCounts{Count: 1, Subscribers: 1, Templates: 1}},
-			{"list200NoCountWhenNotAsked", models.ListOptions{Subscribers: true, Templates: true}, statementCounts{Count: 0, Subscribers: 1, Templates: 1}},
-			{"list200NoSubscribersWhenNotAsked", models.ListOptions{Count: true, Templates: true}, statementCounts{Count: 1, Subscribers: 0, Templates: 1}},
-			{"list200NoTemplatesWhenNotAsked", models.ListOptions{Count: true, Subscribers: true}, statementCounts{Count: 1, Subscribers: 1, Templates: 0}},
-			{"list200OnlyTheMessagesWhenNothingAsked", models.ListOptions{}, statementCounts{}},
+			{"list200CountsOnceWhenAsked", models.Everything, dbtest.StatementCounts{Count: 1, Subscribers: 1, Templates: 1}},
+			{"list200NoCountWhenNotAsked", models.ListOptions{Subscribers: true, Templates: true}, dbtest.StatementCounts{Count: 0, Subscribers: 1, Templates: 1}},
+			{"list200NoSubscribersWhenNotAsked", models.ListOptions{Count: true, Templates: true}, dbtest.StatementCounts{Count: 1, Subscribers: 0, Templates: 1}},
+			{"list200NoTemplatesWhenNotAsked", models.ListOptions{Count: true, Subscribers: true}, dbtest.StatementCounts{Count: 1, Subscribers: 1, Templates: 0}},
+			{"list200OnlyTheMessagesWhenNothingAsked", models.ListOptions{}, dbtest.StatementCounts{}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				// Page 2 of 10 has more after it, so the total is not known without counting.
 				list(t, s, tn.Env.ID, models.ListFilter{}, models.Page{Number: 2, Size: 10}, tt.options)
-				got := countStatements(log.take())
+				got := dbtest.CountStatements(log.Take())
 				got.All = 0
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/jsonl"
 )
 
 // shardKey is the column that names a row's environment: environments are keyed by their
@@ -133,11 +134,11 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 			msgs = append(msgs, tn.Message(t, sub, tpl, nil))
 		}
 		var exported bytes.Buffer
-		if _, err := s.ExportMessages(ctx, env, &exported, nil); err != nil {
+		if _, err := jsonl.Export(ctx, s, env, &exported, nil); err != nil {
 			t.Fatal(err)
 		}
 
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		channel, subscriber := models.ChannelInApp, "alice"
 		page := models.Page{Number: 0, Size: 2}
 		ops := []struct {
@@ -204,11 +205,11 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 				return nil
 			}},
 			{"export", func() error {
-				_, err := s.ExportMessages(ctx, env, &bytes.Buffer{}, nil)
+				_, err := jsonl.Export(ctx, s, env, &bytes.Buffer{}, nil)
 				return err
 			}},
 			{"import", func() error {
-				_, err := s.ImportMessages(ctx, bytes.NewReader(exported.Bytes()), nil)
+				_, err := jsonl.Import(ctx, s, bytes.NewReader(exported.Bytes()), nil)
 				return err
 			}},
 			{"auth", func() error {
@@ -228,11 +229,11 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 
 		used := map[int]bool{}
 		for _, op := range ops {
-			log.take()
+			log.Take()
 			if err := op.run(); err != nil {
 				t.Fatalf("%s: %v", op.name, err)
 			}
-			statements := log.take()
+			statements := log.Take()
 			tables := 0
 			for _, st := range statements {
 				sql := normalizeSQL(st.SQL)

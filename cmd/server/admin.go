@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"messages/models"
+	"messages/models/jsonl"
+	"messages/models/seed"
 )
 
 func (a *app) migrateCommand() *cli.Command {
@@ -205,7 +207,7 @@ func (a *app) importCommand() *cli.Command {
 			}
 			return a.withStore(ctx, cmd, func(s *models.Store) error {
 				p := newProgress(a.stderr, -1, "importing")
-				stats, err := s.ImportMessages(ctx, r, p.set)
+				stats, err := jsonl.Import(ctx, s, r, p.set)
 				p.done()
 				if err != nil {
 					return err
@@ -226,7 +228,7 @@ func (a *app) exportCommand() *cli.Command {
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			return a.withStore(ctx, cmd, func(s *models.Store) error {
 				p := newProgress(a.stderr, -1, "exporting")
-				n, err := s.ExportMessages(ctx, cmd.String("environment-id"), a.stdout, p.set)
+				n, err := jsonl.Export(ctx, s, cmd.String("environment-id"), a.stdout, p.set)
 				p.done()
 				if err != nil {
 					return err
@@ -258,7 +260,7 @@ func (a *app) seedCommand() *cli.Command {
 			return a.withStore(ctx, cmd, func(s *models.Store) error {
 				p := newProgress(a.stderr, n, "seeding")
 				start := time.Now()
-				stats, err := s.Seed(ctx, models.SeedOptions{
+				stats, err := seed.Generate(ctx, s, seed.Options{
 					Seed: cmd.Int64("seed"), EnvironmentID: cmd.String("environment-id"), OrganizationID: cmd.String("organization-id"),
 					Messages: n, Subscribers: cmd.Int("subscribers"), Templates: cmd.Int("templates"), Progress: p.set,
 				})

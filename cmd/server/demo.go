@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"messages/models"
+	"messages/models/seed"
 )
 
 // The demo environment a first run loads, with fixed ids so restarts find it again.
@@ -30,7 +31,7 @@ func ensureDemo(ctx context.Context, s *models.Store, databaseURL string) (strin
 		return "", err
 	}
 	if len(page.Data) == 0 {
-		if _, err := s.Seed(ctx, models.SeedOptions{
+		if _, err := seed.Generate(ctx, s, seed.Options{
 			Seed: 1, EnvironmentID: demoEnvironmentID, OrganizationID: demoOrganizationID,
 			Messages: 240, Subscribers: 6, Templates: 4,
 		}); err != nil {

@@ -1,0 +1,164 @@
+package models
+
+import (
+	"context"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+	"gorm.io/gorm/logger"
+)
+
+// Batch is a set of records written together: what an import flushes or a generator
+// produces. WriteBatch writes its kinds in this order, so messages follow the
+// subscribers and templates they point at.
+type Batch struct {
+	Environments []*Environment
+	Subscribers  []*Subscriber
+	Templates    []*Template
+	Messages     []*Message
+}
+
+// Conflict says what WriteBatch does with a record whose id the database already holds.
+type Conflict int
+
+const (
+	// ConflictFail fails the write.
+	ConflictFail Conflict = iota
+	// ConflictSkip keeps the stored record.
+	ConflictSkip
+	// ConflictReplace replaces every column of the stored record but its id.
+	ConflictReplace
+)
+
+// WriteBatch inserts a batch in multi-row INSERTs, through the transaction ctx carries
+// (each statement commits on its own without one), with logging off: a slow statement
+// would otherwise log its thousands of placeholders, and errors reach the caller anyway.
+func (s *Store) WriteBatch(ctx context.Context, b Batch, c Conflict) error {
+	db := s.conn(ctx).Session(&gorm.Session{Logger: logger.Discard})
+	for _, err := range []error{
+		insertRows(db, &Environment{}, b.Environments, c, s.insertBatch()),
+		insertRows(db, &Subscriber{}, b.Subscribers, c, s.insertBatch()),
+		insertRows(db, &Template{}, b.Templates, c, s.insertBatch()),
+		insertRows(db, &Message{}, b.Messages, c, s.insertBatch()),
+	} {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// insertBatch is how many rows one INSERT carries: 1,000 on MySQL (a message has 32
+// columns, so 32,000 placeholders, under MySQL's 65,535), and 100 on SQLite, whose driver
+// matches each placeholder to its argument by a linear scan, so a statement costs the
+// square of its placeholders there.
+func (s *Store) insertBatch() int {
+	if s.dialect == DialectSQLite {
+		return 100
+	}
+	return 1000
+}
+
+// insertRows inserts rows, size at a time. Replacing lists the columns explicitly:
+// GORM's UpdateAll would skip created_at and stamp updated_at with the clock, which
+// breaks "timestamps are kept".
+func insertRows[T any](db *gorm.DB, model any, rows []T, c Conflict, size int) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	switch c {
+	case ConflictSkip:
+		db = db.Clauses(clause.OnConflict{DoNothing: true})
+	case ConflictReplace:
+		stmt := &gorm.Statement{DB: db}
+		if err := stmt.Parse(model); err != nil {
+			return err
+		}
+		var columns []string
+		for _, f := range stmt.Schema.Fields {
+			if f.DBName != "" && !f.PrimaryKey {
+				columns = append(columns, f.DBName)
+			}
+		}
+		db = db.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "id"}}, DoUpdates: clause.AssignmentColumns(columns)})
+	}
+	for start := 0; start < len(rows); start += size {
+		if err := db.Create(rows[start:min(start+size, len(rows))]).Error; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Owners maps, per kind, the ids of a batch's records that the database already holds
+// to the environment holding them.
+type Owners struct {
+	Subscribers, Templates, Messages map[string]string
+}
+
+// OwnersOf looks up which of a batch's subscribers, templates and messages exist, and in
+// which environment, so a writer can refuse to move another tenant's record.
+func (s *Store) OwnersOf(ctx context.Context, b Batch) (Owners, error) {
+	var o Owners
+	var err error
+	if o.Subscribers, err = s.owners(ctx, &Subscriber{}, idsOf(b.Subscribers, func(r *Subscriber) string { return r.ID })); err != nil {
+		return o, err
+	}
+	if o.Templates, err = s.owners(ctx, &Template{}, idsOf(b.Templates, func(r *Template) string { return r.ID })); err != nil {
+		return o, err
+	}
+	o.Messages, err = s.owners(ctx, &Message{}, idsOf(b.Messages, func(r *Message) string { return r.ID }))
+	return o, err
+}
+
+func (s *Store) owners(ctx context.Context, model any, ids []string) (map[string]string, error) {
+	owner := make(map[string]string, len(ids))
+	if len(ids) == 0 {
+		return owner, nil
+	}
+	var rows []struct{ ID, EnvironmentID string }
+	if err := s.conn(ctx).Model(model).Select("id, environment_id").Where("id IN ?", ids).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	for _, r := range rows {
+		owner[r.ID] = r.EnvironmentID
+	}
+	return owner, nil
+}
+
+func idsOf[T any](rows []T, id func(T) string) []string {
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = id(r)
+	}
+	return out
+}
+
+// subscriberIDsPerQuery bounds the IN list of one SubscriberIDs query.
+const subscriberIDsPerQuery = 500
+
+// SubscriberIDs maps the external ids (subscriberId) an environment's subscribers have,
+// among those given, to their internal ids (_id).
+func (s *Store) SubscriberIDs(ctx context.Context, environmentID string, externalIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(externalIDs))
+	for start := 0; start < len(externalIDs); start += subscriberIDsPerQuery {
+		var rows []struct{ ID, SubscriberID string }
+		if err := s.conn(ctx).Model(&Subscriber{}).Select("id, subscriber_id").
+			Where("environment_id = ? AND subscriber_id IN ?", environmentID, externalIDs[start:min(start+subscriberIDsPerQuery, len(externalIDs))]).
+			Find(&rows).Error; err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			out[r.SubscriberID] = r.ID
+		}
+	}
+	return out, nil
+}
+
+// MessageCount counts an environment's messages exactly: unlike a list's totalCount it
+// never comes from the cache, so a writer can number what it adds after them.
+func (s *Store) MessageCount(ctx context.Context, environmentID string) (int64, error) {
+	var n int64
+	err := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", environmentID).Count(&n).Error
+	return n, err
+}

@@ -1,0 +1,65 @@
+package dbtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"testing"
+
+	"messages/models"
+	"messages/models/jsonl"
+	"messages/models/seed"
+)
+
+// Seed generates synthetic data into s, failing the test on error.
+func Seed(t testing.TB, s *models.Store, o seed.Options) seed.Stats {
+	t.Helper()
+	stats, err := seed.Generate(context.Background(), s, o)
+	if err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	return stats
+}
+
+// Export returns an environment's JSON Lines export, failing the test on error or when
+// the count it reports differs from the lines it wrote.
+func Export(t testing.TB, s *models.Store, environmentID string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	n, err := jsonl.Export(context.Background(), s, environmentID, &buf, nil)
+	if err != nil {
+		t.Fatalf("export %s: %v", environmentID, err)
+	}
+	if lines := bytes.Count(buf.Bytes(), []byte("\n")); lines != n {
+		t.Fatalf("export says %d messages but wrote %d lines", n, lines)
+	}
+	return buf.Bytes()
+}
+
+// ExportedMessages decodes an export.
+func ExportedMessages(t testing.TB, b []byte) []models.Message {
+	t.Helper()
+	var out []models.Message
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var m models.Message
+		if err := json.Unmarshal(line, &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// RowCounts counts the rows of every table an import or a seed writes.
+func RowCounts(t testing.TB, s *models.Store) map[string]int64 {
+	t.Helper()
+	counts := map[string]int64{}
+	for _, table := range []string{"environments", "subscribers", "templates", "messages"} {
+		var n int64
+		if err := s.DB().Table(table).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		counts[table] = n
+	}
+	return counts
+}

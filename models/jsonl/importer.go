@@ -1,0 +1,196 @@
+package jsonl
+
+import (
+	"context"
+	"time"
+
+	"messages/models"
+)
+
+// pending holds the rows of one batch, each once by id (the last version wins, because
+// SQLite refuses to upsert the same row twice in one statement), with the first line
+// that carried it.
+type pending[T any] struct {
+	rows  []T
+	lines []int
+	index map[string]int
+}
+
+func (p *pending[T]) put(id string, line int, row T) {
+	if i, ok := p.index[id]; ok {
+		p.rows[i] = row
+		return
+	}
+	if p.index == nil {
+		p.index = make(map[string]int)
+	}
+	p.index[id] = len(p.rows)
+	p.rows = append(p.rows, row)
+	p.lines = append(p.lines, line)
+}
+
+func (p *pending[T]) reset() { p.rows, p.lines, p.index = p.rows[:0], p.lines[:0], nil }
+
+// seenRecord remembers a subscriber or template already taken from the file: where it
+// first appeared, whose it is, and a checksum so unchanged copies are not written again.
+type seenRecord struct {
+	line               int
+	environment, extID string
+	sum                uint64
+}
+
+// importer accumulates one batch of records inside the import transaction, which ctx
+// carries.
+type importer struct {
+	ctx   context.Context
+	store *models.Store
+	stats *ImportStats
+	now   time.Time
+	envs  map[string]string     // environment id -> organization id
+	subs  map[string]seenRecord // subscriber _id
+	tpls  map[string]seenRecord // template _id
+	extID map[string]string     // environment + "\x00" + subscriberId -> subscriber _id
+	msgs  pending[*models.Message]
+	psubs pending[*models.Subscriber]
+	ptpls pending[*models.Template]
+	bytes int // input size of the batch
+}
+
+func newImporter(ctx context.Context, s *models.Store, stats *ImportStats) *importer {
+	return &importer{ctx: ctx, store: s, stats: stats, now: s.Now().UTC(), envs: map[string]string{},
+		subs: map[string]seenRecord{}, tpls: map[string]seenRecord{}, extID: map[string]string{}}
+}
+
+// add takes one validated record, checking it against the records of earlier lines.
+func (imp *importer) add(line int, rec record) error {
+	m := rec.Message
+	if err := imp.environment(line, m.EnvironmentID, m.OrganizationID); err != nil {
+		return err
+	}
+	sub := m.Subscriber
+	key := sub.EnvironmentID + "\x00" + sub.SubscriberID
+	if id, ok := imp.extID[key]; ok && id != sub.ID {
+		return lineErrorf(line, "subscriberId %q belongs to subscriber %s on line %d", sub.SubscriberID, id, imp.subs[id].line)
+	}
+	seen, ok := imp.subs[sub.ID]
+	if ok && (seen.environment != sub.EnvironmentID || seen.extID != sub.SubscriberID) {
+		return lineErrorf(line, "subscriber %s has subscriberId %q in environment %s on line %d", sub.ID, seen.extID, seen.environment, seen.line)
+	}
+	if sum := rec.subscriberSum; !ok || sum != seen.sum {
+		if !ok {
+			imp.stats.Subscribers++
+			imp.extID[key] = sub.ID
+			seen = seenRecord{line: line, environment: sub.EnvironmentID, extID: sub.SubscriberID}
+		}
+		seen.sum = sum
+		imp.subs[sub.ID] = seen
+		imp.psubs.put(sub.ID, line, sub)
+	}
+	if tpl := m.Template; tpl != nil {
+		seen, ok := imp.tpls[tpl.ID]
+		if ok && seen.environment != tpl.EnvironmentID {
+			return lineErrorf(line, "template %s is in environment %s on line %d", tpl.ID, seen.environment, seen.line)
+		}
+		if sum := rec.templateSum; !ok || sum != seen.sum {
+			if !ok {
+				imp.stats.Templates++
+				seen = seenRecord{line: line, environment: tpl.EnvironmentID}
+			}
+			seen.sum = sum
+			imp.tpls[tpl.ID] = seen
+			imp.ptpls.put(tpl.ID, line, tpl)
+		}
+	}
+	imp.stats.Messages++
+	imp.msgs.put(m.ID, line, m)
+	return nil
+}
+
+// environment creates an environment the first time the file names it, and refuses an
+// organization other than the one the environment already belongs to.
+func (imp *importer) environment(line int, id, organizationID string) error {
+	if org, ok := imp.envs[id]; ok {
+		if org != organizationID {
+			return lineErrorf(line, "_organizationId %q differs from %q, the organization of environment %s", organizationID, org, id)
+		}
+		return nil
+	}
+	existing, err := imp.store.Environment(imp.ctx, id)
+	switch {
+	case models.ErrorCode(err) == models.ENOTFOUND:
+		env := &models.Environment{ID: id, OrganizationID: organizationID, Name: "imported", CreatedAt: imp.now}
+		if err := imp.store.WriteBatch(imp.ctx, models.Batch{Environments: []*models.Environment{env}}, models.ConflictFail); err != nil {
+			return err
+		}
+	case err != nil:
+		return err
+	case existing.OrganizationID != organizationID:
+		return lineErrorf(line, "environment %s belongs to organization %s, not %s", id, existing.OrganizationID, organizationID)
+	}
+	imp.envs[id] = organizationID
+	imp.stats.Environments++
+	return nil
+}
+
+// flush checks the batch against what the database already holds, then upserts it.
+func (imp *importer) flush() error {
+	batch := models.Batch{Subscribers: imp.psubs.rows, Templates: imp.ptpls.rows, Messages: imp.msgs.rows}
+	owners, err := imp.store.OwnersOf(imp.ctx, batch)
+	if err != nil {
+		return err
+	}
+	if err := checkOwners("subscriber", &imp.psubs, owners.Subscribers, func(r *models.Subscriber) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
+		return err
+	}
+	if err := imp.checkExternalIDs(); err != nil {
+		return err
+	}
+	if err := checkOwners("template", &imp.ptpls, owners.Templates, func(r *models.Template) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
+		return err
+	}
+	if err := checkOwners("message", &imp.msgs, owners.Messages, func(r *models.Message) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
+		return err
+	}
+	if err := imp.store.WriteBatch(imp.ctx, batch, models.ConflictReplace); err != nil {
+		return err
+	}
+	imp.psubs.reset()
+	imp.ptpls.reset()
+	imp.msgs.reset()
+	imp.bytes = 0
+	return nil
+}
+
+// checkOwners refuses rows whose id the database already holds in another environment:
+// an upsert would otherwise move another tenant's record.
+func checkOwners[T any](what string, p *pending[T], owner map[string]string, key func(T) (id, environmentID string)) error {
+	for i, r := range p.rows {
+		if id, env := key(r); owner[id] != "" && owner[id] != env {
+			return lineErrorf(p.lines[i], "%s %s already exists in another environment", what, id)
+		}
+	}
+	return nil
+}
+
+// checkExternalIDs refuses a subscriber whose subscriberId another subscriber of the same
+// environment already has: the pair is unique, and upserting would break that.
+func (imp *importer) checkExternalIDs() error {
+	byEnv := map[string][]string{}
+	for _, r := range imp.psubs.rows {
+		byEnv[r.EnvironmentID] = append(byEnv[r.EnvironmentID], r.SubscriberID)
+	}
+	for env, extIDs := range byEnv {
+		stored, err := imp.store.SubscriberIDs(imp.ctx, env, extIDs)
+		if err != nil {
+			return err
+		}
+		for _, ext := range extIDs {
+			if storedID, ok := stored[ext]; ok {
+				if id := imp.extID[env+"\x00"+ext]; id != storedID {
+					return lineErrorf(imp.subs[id].line, "subscriberId %q already belongs to subscriber %s", ext, storedID)
+				}
+			}
+		}
+	}
+	return nil
+}
