@@ -32,7 +32,7 @@ const DefaultDatabaseURL = "sqlite:./data/messages.db"
 type Store struct {
 	db      *gorm.DB
 	dialect string
-	// Now is the clock; tests replace it for fixed timestamps.
+	// Now is the clock, GORM's NowFunc included; tests replace it for fixed timestamps.
 	Now func() time.Time
 	// CountTTL is how long a list's totalCount may be reused (see countCache); 0 counts
 	// on every request.
@@ -59,6 +59,9 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 	if err != nil {
 		return nil, err
 	}
+	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
+	// Now fixes every timestamp.
+	s := &Store{dialect: dialect, Now: time.Now}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		TranslateError: true,
 		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
@@ -67,7 +70,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 			IgnoreRecordNotFoundError: true,
 			ParameterizedQueries:      true,
 		}),
-		NowFunc: func() time.Time { return time.Now().UTC().Truncate(time.Millisecond) },
+		NowFunc: func() time.Time { return s.Now().UTC().Truncate(time.Millisecond) },
 	})
 	if err != nil {
 		return nil, openError(err, databaseURL)
@@ -86,7 +89,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		sqlDB.SetConnMaxLifetime(pool.ConnMaxLifetime)
 		sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 	}
-	s := &Store{db: db, dialect: dialect, Now: time.Now}
+	s.db = db
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, openError(err, databaseURL)
