@@ -195,7 +195,7 @@ func (s *Store) appliedMigrations(ctx context.Context) (map[int64]time.Time, err
 	if s.dialect == DialectSQLite {
 		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 	}
-	if err := s.db.WithContext(ctx).Raw(q, goose.DefaultTablename).Scan(&tables).Error; err != nil {
+	if err := s.conn(ctx).Raw(q, goose.DefaultTablename).Scan(&tables).Error; err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
 	applied := map[int64]time.Time{}
