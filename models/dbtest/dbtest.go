@@ -1,6 +1,7 @@
-// Package dbtest hands each test a fresh, migrated database: a uniquely named database on
-// the MySQL-compatible server of TEST_MYSQL_URL, or an SQLite file in a temporary folder.
-// Each is dropped when the test ends.
+// Package dbtest gives tests a database to work on: a fresh, migrated one per test (a
+// uniquely named database on the MySQL-compatible server of TEST_MYSQL_URL, or an SQLite
+// file in a temporary folder, dropped when the test ends), fixtures and generated data to
+// fill it, and a recorder of the statements a store runs. Every package's tests share it.
 package dbtest
 
 import (

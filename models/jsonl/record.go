@@ -62,7 +62,7 @@ func checksum(b []byte) uint64 {
 	return h.Sum64()
 }
 
-// Column sizes from migrations/mysql/00001_initial.sql: VARCHAR(n) counts characters,
+// Column sizes from models/migrations/mysql/00001_initial.sql: VARCHAR(n) counts characters,
 // TEXT holds 65,535 bytes. SQLite would take anything; checking here keeps both alike.
 const (
 	idColumn   = 24
