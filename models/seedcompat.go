@@ -3,7 +3,6 @@ package models
 import (
 	"context"
 	"errors"
-	"time"
 )
 
 // SeedOptions is seed.Options under its old name.
@@ -25,11 +24,6 @@ type SeedStats struct {
 	EnvironmentID, OrganizationID    string
 	Messages, Subscribers, Templates int
 }
-
-// SeedBase is seed.Base under its old name.
-//
-// Deprecated: use package messages/models/seed.
-var SeedBase = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Seeder is the generator Store.Seed runs; package seed sets it when a program imports it
 // (models/dbtest does). The generator cannot live here: it imports this package.
