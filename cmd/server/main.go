@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
@@ -26,14 +27,20 @@ func main() {
 	os.Exit(newApp(os.Stdout, os.Stderr).run(ctx, os.Args))
 }
 
-// app is the program with its outputs, so tests can run it in-process.
+// app is the program with its outputs and its clock, so tests can run it in-process.
 type app struct {
 	stdout, stderr io.Writer
+	// now is the program's one clock: the store's, the resolver's, the rate limiter's
+	// and the request log's. Tests replace it for fixed timestamps.
+	now func() time.Time
 	// ready, when set, receives the address the server listens on.
 	ready func(addr string)
 }
 
-func newApp(stdout, stderr io.Writer) *app { return &app{stdout: stdout, stderr: stderr} }
+// newApp returns the program writing to stdout and stderr, on the wall clock.
+func newApp(stdout, stderr io.Writer) *app {
+	return &app{stdout: stdout, stderr: stderr, now: time.Now}
+}
 
 // usageError marks a mistake in the command line (exit code 2).
 type usageError struct{ error }
