@@ -27,6 +27,24 @@ var codes = map[string]string{
 // ErrorCode is the GraphQL extensions.code of err; anything uncoded is internal.
 func ErrorCode(err error) string { return codes[models.ErrorCode(err)] }
 
+// errorsEntry is one entry of GraphQL's errors array.
+type errorsEntry struct {
+	Message    string            `json:"message"`
+	Extensions map[string]string `json:"extensions"`
+}
+
+// ErrorsArray is err as GraphQL's errors array, for errors written outside gqlgen (by
+// the HTTP edge's guards) so GraphQL clients find their usual shape: err's message and
+// its extensions.code, BAD_REQUEST for refusals only HTTP has words for (413, 415, 429).
+func ErrorsArray(err error) any {
+	code := ErrorCode(err)
+	var httpOnly interface{ HTTPStatus() int }
+	if errors.As(err, &httpOnly) {
+		code = "BAD_REQUEST"
+	}
+	return []errorsEntry{{Message: err.Error(), Extensions: map[string]string{"code": code}}}
+}
+
 // presentError gives every error an extensions.code. Coded errors keep their message and,
 // for bad input, name the offending field; anything uncoded is logged under an error id
 // and shown as "internal error" only.

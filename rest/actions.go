@@ -22,14 +22,14 @@ const statusMessage = "status must be one of pending, done"
 func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
 	body, err := parseActionBody(w, r)
 	if err != nil {
-		s.errors.write(w, r, err, false)
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	msg, err := s.resolver.Mutation().MarkMessageAction(r.Context(),
 		r.PathValue("subscriberId"), r.PathValue("messageId"), models.ButtonType(r.PathValue("type")),
 		body.status, body.payload)
 	if err != nil {
-		s.errors.write(w, r, err, false)
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, msg)

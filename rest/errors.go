@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"messages/graph"
 	"messages/models"
 )
 
@@ -22,13 +21,23 @@ var statuses = map[string]int{
 	models.EINTERNAL:     http.StatusInternalServerError,
 }
 
-// statusError is a refusal that only HTTP has words for (413, 415, 405).
+// statusError is a refusal that only HTTP has words for (405, 413, 415).
 type statusError struct {
 	status  int
 	message string
 }
 
 func (e *statusError) Error() string { return e.message }
+
+// HTTPStatus is the status of the refusal.
+func (e *statusError) HTTPStatus() int { return e.status }
+
+// httpStatusError is any refusal that only HTTP has words for: this package's own and the
+// HTTP edge's (413, 415, 429), which the error body answers with their status.
+type httpStatusError interface {
+	error
+	HTTPStatus() int
+}
 
 // ErrorBody is the documented error response of every 4xx and 5xx.
 type ErrorBody struct {
@@ -42,16 +51,26 @@ type ErrorBody struct {
 	ErrorID string `json:"errorId,omitempty"`
 }
 
-// graphqlError is one entry of GraphQL's errors array.
-type graphqlError struct {
-	Message    string            `json:"message"`
-	Extensions map[string]string `json:"extensions"`
-}
-
-// errorWriter writes error bodies; internal errors are logged with their id first.
-type errorWriter struct {
+// ErrorWriter writes the documented error body; internal errors are logged with their id
+// first. It is the edge's error writer of /v1 and, with WithErrors, of /graphql.
+type ErrorWriter struct {
 	logger *slog.Logger
 	now    func() time.Time
+	// details, when set, is the body's errors member instead of the fields of a 422.
+	details func(err error) any
+}
+
+// NewErrorWriter returns the /v1 error writer, logging to logger and stamping bodies
+// with now.
+func NewErrorWriter(logger *slog.Logger, now func() time.Time) ErrorWriter {
+	return ErrorWriter{logger: logger, now: now}
+}
+
+// WithErrors returns a writer whose bodies carry details(err) as their errors member:
+// GraphQL's errors array on /graphql, so GraphQL clients find their usual shape.
+func (ew ErrorWriter) WithErrors(details func(err error) any) ErrorWriter {
+	ew.details = details
+	return ew
 }
 
 // retryAfterUnavailable is the Retry-After, in seconds, of a 503: long enough for a
@@ -61,11 +80,11 @@ const retryAfterUnavailable = "2"
 // write answers r with err. Uncoded errors become a 500 whose only detail is an errorId
 // that leads to the cause in the log; an unreachable database becomes a 503 the same way,
 // with Retry-After.
-func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, graphqlStyle bool) {
+func (ew ErrorWriter) WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := http.StatusInternalServerError
-	var se *statusError
+	var se httpStatusError
 	if errors.As(err, &se) {
-		status = se.status
+		status = se.HTTPStatus()
 	} else {
 		var e *models.Error
 		switch {
@@ -96,12 +115,8 @@ func (ew errorWriter) write(w http.ResponseWriter, r *http.Request, err error, g
 			body.Errors = e.Fields
 		}
 	}
-	if graphqlStyle {
-		code := graph.ErrorCode(err)
-		if se != nil {
-			code = "BAD_REQUEST"
-		}
-		body.Errors = []graphqlError{{Message: body.Message, Extensions: map[string]string{"code": code}}}
+	if ew.details != nil {
+		body.Errors = ew.details(err)
 	}
 	switch status {
 	case http.StatusUnauthorized:

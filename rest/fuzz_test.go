@@ -287,7 +287,7 @@ func FuzzActionPath(f *testing.F) {
 	theirs := other.Message(f, bob, other.Template(f, "welcome"), nil)
 
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return fuzzClock }}
-	h := NewServer(res).Handler()
+	h := Chain(res, ChainOptions{})
 
 	for _, typ := range []string{"primary", "secondary", "PRIMARY", "tertiary", "", "primary ", "\xff"} {
 		f.Add("alice", mine.ID, typ)

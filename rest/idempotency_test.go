@@ -1,13 +1,10 @@
 package rest
 
-// These tests sit inside the package so the harness can build the /v1 routes exactly as
-// Handler does while checking the API key once, outside the middleware (see newIdemAPI).
+// These tests sit inside the package to build the chain with Chain, beside ValidateExchange.
 
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -23,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
@@ -54,19 +52,17 @@ type idemAPI struct {
 	srv   *httptest.Server
 	store *models.Store
 	clock *idemClock
-	idem  *Idempotency
+	idem  *edge.Idempotency
 	// runs counts requests that got past the middleware to the routes.
 	runs atomic.Int64
 }
 
-// newIdemAPI wires Authenticate -> Idempotency.Wrap -> routes for both endpoints, as
-// Handler and GraphQL do, with a counter (and inner, when set, to fail them) between the
-// middleware and the routes.
+// newIdemAPI wires both endpoints through the edge's production chain (Chain), with a
+// counter (and inner, when set, to fail them) between the guards and the routes.
 func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
 	t.Helper()
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
-	rs := NewServer(res)
-	a := &idemAPI{store: s, clock: clock, idem: NewIdempotency(res, IdempotencyOptions{})}
+	a := &idemAPI{store: s, clock: clock, idem: edge.NewIdempotency(res, res.Logger, clock.Now, edge.IdempotencyOptions{})}
 	routes := func(h http.Handler) http.Handler {
 		if inner != nil {
 			h = inner(h)
@@ -76,11 +72,8 @@ func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http
 			h.ServeHTTP(w, r)
 		})
 	}
-	gql := graph.NewHandler(res, graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits})
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", rs.Authenticate(a.idem.Wrap(routes(rs.Routes()), false), false))
-	mux.Handle("/graphql", rs.Authenticate(a.idem.Wrap(routes(http.MaxBytesHandler(gql, MaxBodyBytes)), true), true))
-	a.srv = httptest.NewServer(mux)
+	a.srv = httptest.NewServer(Chain(res, ChainOptions{Idempotency: a.idem, Inner: routes,
+		GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits}}))
 	t.Cleanup(a.srv.Close)
 	return a
 }
@@ -105,7 +98,7 @@ func (a *idemAPI) send(t testing.TB, method, uri, apiKey string, keys []string, 
 	req.Header.Set("Authorization", "ApiKey "+apiKey)
 	req.Header.Set("Content-Type", "application/json")
 	for _, k := range keys {
-		req.Header.Add(IdempotencyKeyHeader, k)
+		req.Header.Add(edge.IdempotencyKeyHeader, k)
 	}
 	res, err := a.srv.Client().Do(req)
 	if err != nil {
@@ -181,10 +174,10 @@ func executed(t testing.TB, res idemResponse, status int, key string) {
 	if res.status != status {
 		t.Fatalf("status = %d, want %d; body %s", res.status, status, res.body)
 	}
-	if got := res.header.Get(IdempotencyKeyHeader); got != key {
+	if got := res.header.Get(edge.IdempotencyKeyHeader); got != key {
 		t.Errorf("Idempotency-Key = %q, want %q echoed", got, key)
 	}
-	if got := res.header.Get(IdempotencyReplayHeader); got != "" {
+	if got := res.header.Get(edge.IdempotencyReplayHeader); got != "" {
 		t.Errorf("first execution has Idempotency-Replay: %q", got)
 	}
 }
@@ -195,10 +188,10 @@ func replayed(t testing.TB, res, first idemResponse, key string) {
 	if res.status != first.status || !bytes.Equal(res.body, first.body) {
 		t.Fatalf("replay = %d %s\nwant %d %s", res.status, res.body, first.status, first.body)
 	}
-	if got := res.header.Get(IdempotencyReplayHeader); got != "true" {
+	if got := res.header.Get(edge.IdempotencyReplayHeader); got != "true" {
 		t.Errorf("Idempotency-Replay = %q, want true", got)
 	}
-	if got := res.header.Get(IdempotencyKeyHeader); got != key {
+	if got := res.header.Get(edge.IdempotencyKeyHeader); got != key {
 		t.Errorf("Idempotency-Key = %q, want %q", got, key)
 	}
 	if got, want := res.header.Get("Content-Type"), first.header.Get("Content-Type"); got != want {
@@ -310,7 +303,7 @@ func TestIdempotencyREST(t *testing.T) {
 				if !strings.Contains(msg, `"k-\"other\""`) {
 					t.Errorf("%s: message %q does not name the key", name, msg)
 				}
-				if got := res.header.Get(IdempotencyReplayHeader); got != "" {
+				if got := res.header.Get(edge.IdempotencyReplayHeader); got != "" {
 					t.Errorf("%s: 422 marked as a replay", name)
 				}
 			}
@@ -383,7 +376,7 @@ func TestIdempotencyREST(t *testing.T) {
 				if !strings.Contains(msg, "Idempotency-Key") {
 					t.Errorf("%s: message %q does not name the header", name, msg)
 				}
-				if res.header.Get(IdempotencyKeyHeader) != "" {
+				if res.header.Get(edge.IdempotencyKeyHeader) != "" {
 					t.Errorf("%s: an invalid key was echoed", name)
 				}
 			}
@@ -399,12 +392,12 @@ func TestIdempotencyREST(t *testing.T) {
 			_, uri := f.message(t, f.a, "primary")
 			// Without a key, nothing is stored and nothing is echoed.
 			res := a.send(t, http.MethodPost, uri, f.a.Key, nil, `{"status":"done"}`)
-			if res.status != http.StatusCreated || res.header.Get(IdempotencyKeyHeader) != "" {
+			if res.status != http.StatusCreated || res.header.Get(edge.IdempotencyKeyHeader) != "" {
 				t.Errorf("no key: %d %v", res.status, res.header)
 			}
 			// GET ignores the header, even an invalid one.
 			res = a.send(t, http.MethodGet, "/v1/messages?limit=1", f.a.Key, []string{strings.Repeat("k", 300)}, "")
-			if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" {
+			if res.status != http.StatusOK || res.header.Get(edge.IdempotencyKeyHeader) != "" {
 				t.Errorf("GET with a key: %d %v", res.status, res.header)
 			}
 		})
@@ -467,8 +460,8 @@ func TestIdempotencyREST(t *testing.T) {
 					h.ServeHTTP(rec, r) // the mark runs and succeeds...
 					innerStatus.Store(int64(rec.Code))
 					// ...then the request fails, answered as the server answers a panic.
-					ew := errorWriter{logger: slog.New(slog.DiscardHandler), now: idemStart.UTC}
-					ew.write(w, r, errors.New("simulated crash after the change"), false)
+					ew := NewErrorWriter(slog.New(slog.DiscardHandler), idemStart.UTC)
+					ew.WriteError(w, r, errors.New("simulated crash after the change"))
 				})
 			}
 			crashing := newIdemAPI(t, s, &idemClock{now: idemStart}, crash)
@@ -539,7 +532,7 @@ func TestIdempotencyGraphQL(t *testing.T) {
 				for _, q := range []string{`{ messages { totalCount } }`, `query Q { messages { totalCount } } mutation M { __typename }`} {
 					b, _ := json.Marshal(map[string]any{"query": q, "operationName": map[bool]any{true: "Q", false: nil}[strings.HasPrefix(q, "query Q")]})
 					res := a.send(t, http.MethodPost, "/graphql", f.a.Key, []string{key}, string(b))
-					if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" || bytes.Contains(res.body, []byte(`"errors"`)) {
+					if res.status != http.StatusOK || res.header.Get(edge.IdempotencyKeyHeader) != "" || bytes.Contains(res.body, []byte(`"errors"`)) {
 						t.Errorf("query with key %.10q: %d %v %s", key, res.status, res.header, res.body)
 					}
 				}
@@ -552,7 +545,7 @@ func TestIdempotencyGraphQL(t *testing.T) {
 			}
 			// GET is never idempotency-checked.
 			res := a.send(t, http.MethodGet, "/graphql?query="+url.QueryEscape(`{ messages { totalCount } }`), f.a.Key, []string{"k-query"}, "")
-			if res.status != http.StatusOK || res.header.Get(IdempotencyKeyHeader) != "" {
+			if res.status != http.StatusOK || res.header.Get(edge.IdempotencyKeyHeader) != "" {
 				t.Errorf("GET with a key: %d %v", res.status, res.header)
 			}
 		})
@@ -650,7 +643,7 @@ func TestIdempotencyConcurrent(t *testing.T) {
 				counts := map[string]int{}
 				for _, res := range results {
 					switch {
-					case res.status == http.StatusCreated && res.header.Get(IdempotencyReplayHeader) == "":
+					case res.status == http.StatusCreated && res.header.Get(edge.IdempotencyReplayHeader) == "":
 						fresh = append(fresh, res)
 						counts["executed"]++
 					case res.status == http.StatusCreated:
@@ -688,157 +681,4 @@ func TestIdempotencyConcurrent(t *testing.T) {
 			})
 		}
 	})
-}
-
-func TestIdempotencyKeyHeader(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name   string
-		values []string
-		ok     bool
-	}{
-		{"ok1", []string{"a"}, true},
-		{"ok255", []string{strings.Repeat("a", 255)}, true},
-		{"ok255Runes", []string{strings.Repeat("€", 255)}, true},
-		{"okUUID", []string{"8e03978e-40d5-43e8-bc93-6894a57f9324"}, true},
-		{"okSpaceInside", []string{"a b"}, true},
-		{"bad256", []string{strings.Repeat("a", 256)}, false},
-		{"badEmpty", []string{""}, false},
-		{"badTwo", []string{"a", "b"}, false},
-		{"badNewline", []string{"a\nb"}, false},
-		{"badNUL", []string{"a\x00"}, false},
-		{"badInvalidUTF8", []string{"\xc3"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			k, err := idempotencyKey(tt.values)
-			if (err == nil) != tt.ok {
-				t.Fatalf("idempotencyKey(%q) = %q, %v; want ok %v", tt.values, k, err, tt.ok)
-			}
-			if err != nil && models.ErrorCode(err) != models.EMALFORMED {
-				t.Errorf("code = %s, want %s", models.ErrorCode(err), models.EMALFORMED)
-			}
-		})
-	}
-}
-
-func TestIdempotencyFingerprint(t *testing.T) {
-	t.Parallel()
-	post := func(path string) *http.Request { return httptest.NewRequest(http.MethodPost, path, nil) }
-	mark := "/v1/subscribers/a/messages/b/actions/primary"
-	same := func(t *testing.T, x, y string) {
-		t.Helper()
-		if x != y {
-			t.Error("fingerprints differ, want equal")
-		}
-	}
-	differ := func(t *testing.T, x, y string) {
-		t.Helper()
-		if x == y {
-			t.Error("fingerprints equal, want different")
-		}
-	}
-	t.Run("restWhitespaceAndKeyOrderIgnored", func(t *testing.T) {
-		same(t, restFingerprint(post(mark), []byte(`{"status":"done","payload":{"b":1,"a":[1,{"y":2,"x":"\u0041"}]}}`)),
-			restFingerprint(post(mark), []byte(" {\"payload\" : {\"a\":[1,{\"x\":\"A\",\"y\":2}],\"b\":1},\n\"status\":\"done\"}\n")))
-	})
-	t.Run("restNumbersAsWritten", func(t *testing.T) {
-		differ(t, restFingerprint(post(mark), []byte(`{"status":"done","payload":{"n":2.50}}`)),
-			restFingerprint(post(mark), []byte(`{"status":"done","payload":{"n":2.5}}`)))
-	})
-	t.Run("restPathSegmentsKept", func(t *testing.T) {
-		differ(t, restFingerprint(post("/v1/subscribers/a%2Fmessages%2Fb/messages/c/actions/primary"), nil),
-			restFingerprint(post("/v1/subscribers/a/messages/b%2Fmessages%2Fc/actions/primary"), nil))
-		same(t, restFingerprint(post("/v1/subscribers/%61/messages/b/actions/primary"), nil), restFingerprint(post(mark), nil))
-	})
-	t.Run("restInvalidJSONByBytes", func(t *testing.T) {
-		differ(t, restFingerprint(post(mark), []byte(`{"status":`)), restFingerprint(post(mark), []byte(`{"status": `)))
-	})
-	gql := func(body string) (string, bool) { return graphqlFingerprint(post("/graphql"), []byte(body)) }
-	t.Run("graphqlOperationKinds", func(t *testing.T) {
-		for body, wantQuery := range map[string]bool{
-			`{"query":"{ messages { totalCount } }"}`:                            true,
-			`{"query":"query { messages { totalCount } }"}`:                      true,
-			`{"query":"subscription S { x }"}`:                                   true,
-			`{"query":"mutation { markMessageAction }"}`:                         false,
-			`{"query":"query Q { a } mutation M { b }","operationName":"Q"}`:     true,
-			`{"query":"query Q { a } mutation M { b }","operationName":"M"}`:     false,
-			`{"query":"query Q { a } mutation M { b }"}`:                         false, // ambiguous: protected
-			`{"query":"{ unbalanced"}`:                                           false, // unparsable: protected
-			`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"abc"}}}`: false, // hash only: protected
-			`not json`: false,
-			`{"query":"query Q { a }","operationName":"Missing"}`: false,
-		} {
-			if _, got := gql(body); got != wantQuery {
-				t.Errorf("%s: query = %v, want %v", body, got, wantQuery)
-			}
-		}
-	})
-	t.Run("graphqlVariablesCanonical", func(t *testing.T) {
-		x, _ := gql(`{"query":"mutation { a }","variables":{"b":1,"a":"x"}}`)
-		y, _ := gql(`{"variables":{ "a":"x", "b":1 },"query":"mutation { a }"}`)
-		same(t, x, y)
-		z, _ := gql(`{"query":"mutation { a }","variables":{"b":2,"a":"x"}}`)
-		differ(t, x, z)
-		none, _ := gql(`{"query":"mutation { a }"}`)
-		empty, _ := gql(`{"query":"mutation { a }","variables":{}}`)
-		null, _ := gql(`{"query":"mutation { a }","variables":null}`)
-		same(t, none, empty)
-		same(t, none, null)
-	})
-	t.Run("graphqlPersistedHashMatchesText", func(t *testing.T) {
-		full, _ := gql(`{"query":"mutation { a }","extensions":{"persistedQuery":{"version":1,"sha256Hash":"ignored-when-text-given"}}}`)
-		// sha256("mutation { a }")
-		hashOnly, _ := gql(`{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"` + sha256Hex("mutation { a }") + `"}}}`)
-		same(t, full, hashOnly)
-	})
-	t.Run("graphqlOperationNameCounts", func(t *testing.T) {
-		x, _ := gql(`{"query":"mutation A { a } mutation B { a }","operationName":"A"}`)
-		y, _ := gql(`{"query":"mutation A { a } mutation B { a }","operationName":"B"}`)
-		differ(t, x, y)
-	})
-}
-
-func TestIdempotencyRan(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		status  int
-		body    string
-		graphql bool
-		want    bool
-	}{
-		{"rest201", 201, `{}`, false, true},
-		{"rest404", 404, `{}`, false, true},
-		{"rest400", 400, `{}`, false, false},
-		{"rest401", 401, `{}`, false, false},
-		{"rest409", 409, `{}`, false, false},
-		{"rest413", 413, `{}`, false, false},
-		{"rest415", 415, `{}`, false, false},
-		{"rest422", 422, `{}`, false, false},
-		{"rest429", 429, `{}`, false, false},
-		{"rest500", 500, `{}`, false, false},
-		{"rest503", 503, `{}`, false, false},
-		{"graphqlData", 200, `{"data":{"markMessageAction":{"_id":"x"}}}`, true, true},
-		{"graphqlNotFound", 200, `{"errors":[{"message":"message not found","extensions":{"code":"NOT_FOUND"}}],"data":null}`, true, true},
-		{"graphqlBadInput", 200, `{"errors":[{"message":"bad","extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, true, false},
-		{"graphqlInternal", 200, `{"errors":[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}],"data":null}`, true, false},
-		{"graphqlMixedNotFoundAndBad", 200, `{"errors":[{"extensions":{"code":"NOT_FOUND"}},{"extensions":{"code":"BAD_USER_INPUT"}}],"data":null}`, true, false},
-		{"graphqlPartialData", 200, `{"errors":[{"extensions":{"code":"BAD_USER_INPUT"}}],"data":{"a":{"_id":"x"},"b":null}}`, true, true},
-		{"graphqlNoCode", 200, `{"errors":[{"message":"x"}],"data":null}`, true, false},
-		{"graphqlUnreadable", 200, `not json`, true, true},
-		{"graphql422", 422, `{"errors":[{"message":"x"}]}`, true, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ran(tt.status, []byte(tt.body), tt.graphql); got != tt.want {
-				t.Errorf("ran(%d, %s) = %v, want %v", tt.status, tt.body, got, tt.want)
-			}
-		})
-	}
-}
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
 }

@@ -35,16 +35,20 @@ type api struct {
 	log   *logBuffer
 }
 
-// newAPI wires the routes as cmd/server does and serves them until the test ends.
+// newAPI wires the routes through the edge as cmd/server does and serves them until the
+// test ends.
 func newAPI(t testing.TB, s *models.Store) *api {
+	t.Helper()
+	return newChainAPI(t, s, rest.ChainOptions{GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits}})
+}
+
+// newChainAPI serves rest.Chain with o over s, on the fixed clock, logging to the api's
+// log, until the test ends.
+func newChainAPI(t testing.TB, s *models.Store, o rest.ChainOptions) *api {
 	t.Helper()
 	log := &logBuffer{}
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(log, nil)), Now: func() time.Time { return clock }}
-	rs := rest.NewServer(res)
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", rs.Handler())
-	mux.Handle("/graphql", rs.Authenticate(graph.NewHandler(res, graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits}), true))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(rest.Chain(res, o))
 	t.Cleanup(srv.Close)
 	return &api{srv: srv, store: s, log: log}
 }

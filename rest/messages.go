@@ -15,17 +15,17 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		// r.URL.Query() would silently drop the broken pair, and with it a filter.
-		s.errors.write(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err), false)
+		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
 		return
 	}
 	q, err := parseListQuery(values)
 	if err != nil {
-		s.errors.write(w, r, err, false)
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	page, err := s.resolver.Query().Messages(r.Context(), q.channel, q.subscriberID, q.transactionIDs, q.page, q.limit)
 	if err != nil {
-		s.errors.write(w, r, err, false)
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, page)

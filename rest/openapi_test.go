@@ -280,12 +280,12 @@ func edited(t testing.TB, body []byte, edit func(map[string]any)) []byte {
 // errorAnswer is the error body the server writes for err, and its headers.
 func errorAnswer(t testing.TB, uri string, err error, header http.Header) (int, http.Header, []byte) {
 	t.Helper()
-	ew := errorWriter{logger: slog.New(slog.DiscardHandler), now: func() time.Time { return time.Date(2025, 3, 1, 8, 0, 0, 0, time.UTC) }}
+	ew := NewErrorWriter(slog.New(slog.DiscardHandler), func() time.Time { return time.Date(2025, 3, 1, 8, 0, 0, 0, time.UTC) })
 	rec := httptest.NewRecorder()
 	for k, v := range header {
 		rec.Header()[k] = v
 	}
-	ew.write(rec, httptest.NewRequest(http.MethodGet, uri, nil), err, false)
+	ew.WriteError(rec, httptest.NewRequest(http.MethodGet, uri, nil), err)
 	return rec.Code, rec.Header(), rec.Body.Bytes()
 }
 

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -20,6 +19,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/redis/go-redis/v9"
 
+	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
@@ -30,28 +30,21 @@ import (
 // cmd/server wires them.
 type limitedAPI struct {
 	*api
-	limiter *rest.RateLimiter
+	limiter *edge.RateLimiter
 }
 
 // newLimitedAPI serves /v1 and /graphql over s, limited by a limiter built from o.
-// rest.Server.Handler authenticates /v1 itself, so here /v1 is authenticated once more
-// outside the limiter: the same caller both times, one extra key lookup.
-func newLimitedAPI(t testing.TB, s *models.Store, o rest.RateLimitOptions) *limitedAPI {
+func newLimitedAPI(t testing.TB, s *models.Store, o edge.RateLimitOptions) *limitedAPI {
 	t.Helper()
 	log := &logBuffer{}
 	logger := slog.New(slog.NewTextHandler(log, nil))
-	l, err := rest.NewRateLimiter(o, logger)
+	l, err := edge.NewRateLimiter(o, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
 	res := &graph.Resolver{Store: s, Logger: logger, Now: func() time.Time { return clock }}
-	rs := rest.NewServer(res)
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", rs.Authenticate(rs.RateLimit(l, rs.Routes(), false), false))
-	gql := graph.NewHandler(res, graph.HandlerOptions{Limits: graph.DefaultLimits})
-	mux.Handle("/graphql", rs.Authenticate(rs.RateLimit(l, gql, true), true))
-	srv := httptest.NewServer(mux)
+	srv := httptest.NewServer(rest.Chain(res, rest.ChainOptions{Limiter: l, GraphQL: graph.HandlerOptions{Limits: graph.DefaultLimits}}))
 	t.Cleanup(srv.Close)
 	return &limitedAPI{api: &api{srv: srv, store: s, log: log}, limiter: l}
 }
@@ -136,7 +129,7 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
 		clk := newTestClock()
-		a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 1, Burst: 3, Now: clk.Now})
+		a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 3, Now: clk.Now})
 		const uri = "/v1/messages?limit=1"
 
 		var got []limitHeaders
@@ -184,7 +177,7 @@ func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	clk := newTestClock()
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 0.4, Burst: 1, Now: clk.Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 0.4, Burst: 1, Now: clk.Now})
 	if res := a.get(t, tn.Key, "/v1/messages"); res.status != http.StatusOK {
 		t.Fatalf("status %d, want 200", res.status)
 	}
@@ -200,7 +193,7 @@ func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 func TestRateLimitDefaults(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{})
 	res := a.get(t, tn.Key, "/v1/messages")
 	if res.status != http.StatusOK {
 		t.Fatalf("status %d, want 200", res.status)
@@ -211,32 +204,12 @@ func TestRateLimitDefaults(t *testing.T) {
 	}
 }
 
-// TestRateLimitOptionsInvalid: nonsense settings fail at start, without echoing a Redis
-// password.
-func TestRateLimitOptionsInvalid(t *testing.T) {
-	for name, o := range map[string]rest.RateLimitOptions{
-		"negativeRate":  {Rate: -1},
-		"negativeBurst": {Burst: -1},
-		"badRedisURL":   {RedisURL: "http://:s3cret@example.com"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := rest.NewRateLimiter(o, slog.New(slog.DiscardHandler))
-			if err == nil {
-				t.Fatal("no error")
-			}
-			if strings.Contains(err.Error(), "s3cret") {
-				t.Errorf("error shows the password: %v", err)
-			}
-		})
-	}
-}
-
 // TestRateLimitEnvironmentsIndependent: one tenant spending its bucket leaves another's
 // untouched.
 func TestRateLimitEnvironmentsIndependent(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	acme, globex := dbtest.NewTenant(t, s, "acme"), dbtest.NewTenant(t, s, "globex")
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
 	for range 2 {
 		if res := a.get(t, acme.Key, "/v1/messages"); res.status != http.StatusOK {
 			t.Fatalf("acme: status %d, want 200", res.status)
@@ -261,7 +234,7 @@ func TestRateLimitEnvironmentsIndependent(t *testing.T) {
 func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
 	for _, e := range endpoints("0123456789abcdef01234567") {
 		for _, auth := range []string{"", "ApiKey wrong", "Bearer " + tn.Key} {
 			res := e.send(t, a.api, auth)
@@ -285,7 +258,7 @@ func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
 func TestRateLimitConcurrentBurst(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 1, Burst: 5, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 5, Now: newTestClock().Now})
 	if got := statusCounts(t, 20, func() int { return a.get(t, tn.Key, "/v1/messages?limit=1").status }); !cmp.Equal(got, map[int]int{200: 5, 429: 15}) {
 		t.Errorf("statuses = %v, want 5 × 200 and 15 × 429", got)
 	}
@@ -307,91 +280,6 @@ func statusCounts(t testing.TB, n int, send func() int) map[int]int {
 	}
 	wg.Wait()
 	return counts
-}
-
-// envAPI serves only the limiter, behind a stand-in for authentication that takes the
-// environment from X-Environment, so a test can be thousands of tenants cheaply.
-func envAPI(t testing.TB, o rest.RateLimitOptions) (*httptest.Server, *rest.RateLimiter) {
-	t.Helper()
-	l, err := rest.NewRateLimiter(o, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := rest.NewServer(&graph.Resolver{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }})
-	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	limited := rs.RateLimit(l, ok, false)
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		caller := models.Caller{EnvironmentID: r.Header.Get("X-Environment")}
-		limited.ServeHTTP(w, r.WithContext(models.WithCaller(r.Context(), caller)))
-	}))
-	t.Cleanup(srv.Close)
-	return srv, l
-}
-
-func envGet(t testing.TB, srv *httptest.Server, env string) int {
-	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
-	req.Header.Set("X-Environment", env)
-	res, err := srv.Client().Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	return res.StatusCode
-}
-
-// TestRateLimitEvictsIdleEnvironments: buckets that have filled up again are dropped, so
-// the in-process map holds only the environments seen lately; one still empty is kept
-// and stays refused.
-func TestRateLimitEvictsIdleEnvironments(t *testing.T) {
-	clk := newTestClock()
-	srv, l := envAPI(t, rest.RateLimitOptions{Rate: 1, Burst: 2, Now: clk.Now})
-	envGet(t, srv, "hot")
-	envGet(t, srv, "hot")
-	for i := range 1000 {
-		if status := envGet(t, srv, fmt.Sprintf("env-%d", i)); status != http.StatusNoContent {
-			t.Fatalf("env-%d: status %d, want 204", i, status)
-		}
-	}
-	if n := l.Environments(); n != 1001 {
-		t.Fatalf("Environments() = %d, want 1001", n)
-	}
-	if status := envGet(t, srv, "hot"); status != http.StatusTooManyRequests {
-		t.Errorf("hot: status %d after 1000 others, want 429 (its bucket kept)", status)
-	}
-
-	clk.Advance(2 * time.Second) // burst / rate: every bucket is full again
-	envGet(t, srv, "new")
-	if n := l.Environments(); n != 1 {
-		t.Errorf("Environments() = %d once the others were idle, want 1", n)
-	}
-}
-
-// TestRateLimitBoundedEnvironments: past MaxEnvironments the least recently used bucket
-// goes, even within the refill time.
-func TestRateLimitBoundedEnvironments(t *testing.T) {
-	srv, l := envAPI(t, rest.RateLimitOptions{Rate: 1, Burst: 2, MaxEnvironments: 100, Now: newTestClock().Now})
-	for i := range 1000 {
-		envGet(t, srv, fmt.Sprintf("env-%d", i))
-		if n := l.Environments(); n > 100 {
-			t.Fatalf("Environments() = %d after %d environments, want at most 100", n, i+1)
-		}
-	}
-}
-
-// TestRateLimitWithoutCallerFailsClosed: the limiter wired outside authentication
-// refuses with 401 rather than limiting nobody.
-func TestRateLimitWithoutCallerFailsClosed(t *testing.T) {
-	l, err := rest.NewRateLimiter(rest.RateLimitOptions{}, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs := rest.NewServer(&graph.Resolver{Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return clock }})
-	rec := httptest.NewRecorder()
-	rs.RateLimit(l, http.NotFoundHandler(), false).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/messages", nil))
-	if rec.Code != http.StatusUnauthorized {
-		t.Errorf("status %d, want 401", rec.Code)
-	}
 }
 
 // redisURL returns the Redis of TEST_REDIS_URL (default 127.0.0.1:6379) with a client
@@ -447,7 +335,7 @@ func TestRateLimitRedisSharedBucket(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
 		// 100 s per token: nothing refills while the test runs.
-		o := rest.RateLimitOptions{Rate: 0.01, Burst: 3, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
+		o := edge.RateLimitOptions{Rate: 0.01, Burst: 3, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
 		a, b := newLimitedAPI(t, s, o), newLimitedAPI(t, s, o)
 
 		var got []limitHeaders
@@ -495,7 +383,7 @@ func TestRateLimitRedisConcurrentBurst(t *testing.T) {
 	url, client := redisURL(t)
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	o := rest.RateLimitOptions{Rate: 0.01, Burst: 5, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
+	o := edge.RateLimitOptions{Rate: 0.01, Burst: 5, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
 	a, b := newLimitedAPI(t, s, o), newLimitedAPI(t, s, o)
 	var mu sync.Mutex
 	turn := 0
@@ -517,7 +405,7 @@ func TestRateLimitRedisDownFailsOpen(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	// Port 1 is closed; the password must not reach the log.
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{Rate: 1, Burst: 1, RedisURL: "redis://:s3cret@127.0.0.1:1/0"})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 1, RedisURL: "redis://:s3cret@127.0.0.1:1/0"})
 	for i := range 5 {
 		res := a.get(t, tn.Key, "/v1/messages")
 		if res.status != http.StatusOK {
@@ -563,7 +451,7 @@ func TestRateLimitRedisSlowFailsOpen(t *testing.T) {
 	})
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, rest.RateLimitOptions{RedisURL: "redis://" + ln.Addr().String(), RedisTimeout: 50 * time.Millisecond})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{RedisURL: "redis://" + ln.Addr().String(), RedisTimeout: 50 * time.Millisecond})
 	start := time.Now()
 	for i := range 3 {
 		if res := a.get(t, tn.Key, "/v1/messages"); res.status != http.StatusOK {

@@ -3,9 +3,7 @@ package rest_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -17,35 +15,6 @@ import (
 	"messages/models/dbtest"
 	"messages/rest"
 )
-
-func TestTimeoutDeadline(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		name    string
-		timeout time.Duration
-		want    bool
-	}{
-		{"deadlineSet", 200 * time.Millisecond, true},
-		{"deadlineOffWhenZero", 0, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var deadline time.Time
-			var ok bool
-			h := rest.Timeout(tt.timeout, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
-				deadline, ok = r.Context().Deadline()
-			}))
-			start := time.Now()
-			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/v1/messages", nil))
-			if ok != tt.want {
-				t.Fatalf("deadline set = %v, want %v", ok, tt.want)
-			}
-			if ok && (deadline.Before(start.Add(tt.timeout)) || deadline.After(time.Now().Add(tt.timeout))) {
-				t.Errorf("deadline %s from the start, want %s", deadline.Sub(start), tt.timeout)
-			}
-		})
-	}
-}
 
 // A database that stops answering (here: a row or the only connection held by another
 // transaction) fails the request at the deadline with 503, Retry-After and an errorId
@@ -127,18 +96,10 @@ func TestTimeoutUnavailableGraphQL(t *testing.T) {
 	}
 }
 
-// newTimeoutAPI is newAPI's routes behind rest.Timeout.
+// newTimeoutAPI is newAPI's routes with a request deadline of d.
 func newTimeoutAPI(t testing.TB, s *models.Store, d time.Duration) *api {
 	t.Helper()
-	log := &logBuffer{}
-	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(log, nil)), Now: func() time.Time { return clock }}
-	rs := rest.NewServer(res)
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", rs.Handler())
-	mux.Handle("/graphql", rs.Authenticate(graph.NewHandler(res, graph.HandlerOptions{Limits: graph.DefaultLimits}), true))
-	srv := httptest.NewServer(rest.Timeout(d, mux))
-	t.Cleanup(srv.Close)
-	return &api{srv: srv, store: s, log: log}
+	return newChainAPI(t, s, rest.ChainOptions{Timeout: d, GraphQL: graph.HandlerOptions{Limits: graph.DefaultLimits}})
 }
 
 // unavailable checks a 503: Retry-After, the documented error body with the safe message

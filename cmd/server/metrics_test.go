@@ -18,10 +18,10 @@ import (
 	"github.com/prometheus/common/model"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
-	"messages/rest"
 )
 
 // observedServer is the handler serve installs, over a fresh database holding one
@@ -46,7 +46,7 @@ func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.Spa
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	stopped := time.Now()
-	limiter, err := rest.NewRateLimiter(rest.RateLimitOptions{Rate: 1, Burst: burst, Now: func() time.Time { return stopped }}, logger)
+	limiter, err := edge.NewRateLimiter(edge.RateLimitOptions{Rate: 1, Burst: burst, Now: func() time.Time { return stopped }}, logger)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +58,11 @@ func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.Spa
 		t.Cleanup(func() { shutdownTracing(tp, logger) })
 	}
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
-	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter})
-	if s.obs, err = newObservability(store, limiter, rs, tp); err != nil {
+	idempotency := edge.NewIdempotency(resolver, logger, time.Now, edge.IdempotencyOptions{})
+	if s.obs, err = newObservability(store, limiter, idempotency, tp); err != nil {
 		t.Fatal(err)
 	}
-	s.handler = routes(rs, resolver, config{appEnv: "production"}, "", rest.DefaultRequestTimeout, s.obs)
+	s.handler = routes(resolver, config{appEnv: "production"}, "", guards{limiter: limiter, idempotency: idempotency, timeout: edge.DefaultRequestTimeout, obs: s.obs})
 	return s
 }
 

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql/playground"
-	"github.com/klauspost/compress/gzhttp"
 	"github.com/urfave/cli/v3"
 
+	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
 	"messages/rest"
@@ -28,13 +28,13 @@ func (a *app) serveCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: ":8080", Sources: cli.EnvVars("ADDR")},
 			&cli.BoolFlag{Name: "graphql-introspection", Usage: "allow introspection in production (always on in development)", Sources: cli.EnvVars("GRAPHQL_INTROSPECTION")},
-			&cli.DurationFlag{Name: "request-timeout", Usage: "deadline of each request's work; past it the database is abandoned and the request answered with 503", Value: rest.DefaultRequestTimeout, Sources: cli.EnvVars("REQUEST_TIMEOUT")},
-			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: rest.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
-			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: rest.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
+			&cli.DurationFlag{Name: "request-timeout", Usage: "deadline of each request's work; past it the database is abandoned and the request answered with 503", Value: edge.DefaultRequestTimeout, Sources: cli.EnvVars("REQUEST_TIMEOUT")},
+			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: edge.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
+			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: edge.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
 			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
 			&cli.DurationFlag{Name: "count-cache-ttl", Usage: "how long a list's totalCount may be reused for the same environment and filter (0: count on every request)", Value: models.DefaultCountTTL, Sources: cli.EnvVars("COUNT_CACHE_TTL")},
 			&cli.StringFlag{Name: "cursor-secret", Usage: "secret that signs messagesConnection cursors; set the same value on every instance (unset: random per process, cursors die with it)", Sources: cli.EnvVars("CURSOR_SECRET")},
-			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: rest.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
+			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := loadConfig(cmd)
@@ -47,8 +47,8 @@ func (a *app) serveCommand() *cli.Command {
 				requestTimeout: cmd.Duration("request-timeout"),
 				countTTL:       cmd.Duration("count-cache-ttl"),
 				cursorSecret:   cmd.String("cursor-secret"),
-				rateLimit:      rest.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
-				idempotency:    rest.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
+				rateLimit:      edge.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
+				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 			})
 		},
 	}
@@ -60,8 +60,8 @@ type serveOptions struct {
 	requestTimeout time.Duration
 	countTTL       time.Duration
 	cursorSecret   string
-	rateLimit      rest.RateLimitOptions
-	idempotency    rest.IdempotencyOptions
+	rateLimit      edge.RateLimitOptions
+	idempotency    edge.IdempotencyOptions
 }
 
 // serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
@@ -70,7 +70,10 @@ type serveOptions struct {
 func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	logger := newLogger(a.stderr, c)
 	logConfig(logger, c)
-	limiter, err := rest.NewRateLimiter(o.rateLimit, logger)
+	// The one clock of the store, the resolvers and the edge's guards.
+	now := time.Now
+	o.rateLimit.Now = now
+	limiter, err := edge.NewRateLimiter(o.rateLimit, logger)
 	if err != nil {
 		return usageError{err}
 	}
@@ -85,7 +88,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return err
 	}
 	handler := &switchHandler{}
-	handler.set(startingRoutes(logger))
+	handler.set(startingRoutes(logger, now))
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -112,15 +115,16 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	defer store.Close()
 	store.CountTTL = o.countTTL
+	store.Now = now
 
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now, CursorSecret: []byte(o.cursorSecret)}
-	rs := rest.NewServer(resolver, rest.Options{RateLimiter: limiter, Idempotency: o.idempotency})
-	go rs.Idempotency().PurgeExpired(ctx)
-	obs, err := newObservability(store, limiter, rs, tracer)
+	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret)}
+	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
+	go idempotency.PurgeExpired(ctx)
+	obs, err := newObservability(store, limiter, idempotency, tracer)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
-	handler.set(routes(rs, resolver, c, demoKey, o.requestTimeout, obs))
+	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, idempotency: idempotency, timeout: o.requestTimeout, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
 		// Plain lines, not log records, so they paste as they are.
@@ -174,19 +178,37 @@ func shutdown(srv *http.Server, errc <-chan error, logger *slog.Logger) error {
 	return nil
 }
 
-// routes wires every endpoint. /v1 and /graphql sit behind the API's guards and a
-// deadline; everything answers with a request id, in gzip when asked, and a panic
-// anywhere becomes a 500 with an errorId.
-func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeout time.Duration, obs *observability) http.Handler {
-	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: obs.graphqlExtensions()})
+// guards are the edge's shared state and settings, built once by serve.
+type guards struct {
+	limiter     *edge.RateLimiter
+	idempotency *edge.Idempotency
+	timeout     time.Duration
+	obs         *observability
+}
+
+// routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
+// each mount with its own error shape; everything answers with a request id, in gzip
+// when asked, and a panic anywhere becomes a 500 with an errorId.
+func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler {
+	rs := rest.NewServer(r)
+	v1Errors := rs.Errors()
+	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
+	e := edge.New(edge.Options{
+		Logger: r.Logger, Now: r.Now, Auth: r,
+		Limiter: g.limiter, Idempotency: g.idempotency, Timeout: g.timeout,
+		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
+		Errors: v1Errors,
+	})
+	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions()})
+	v1 := rs.Routes()
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", rest.Timeout(timeout, rs.Handler()))
-	mux.Handle("/graphql", rest.Timeout(timeout, rs.GraphQL(gql)))
+	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
+	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, Idempotency: graph.IdempotencyPolicy{}, JSONBodies: true}, gql))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
 	mux.HandleFunc("GET /readyz", readyz(r.Store))
-	mux.Handle("GET /metrics", obs.metricsHandler())
+	mux.Handle("GET /metrics", g.obs.metricsHandler())
 	mux.Handle("GET /openapi.json", rest.OpenAPIHandler())
 	if c.development() {
 		headers := map[string]string{}
@@ -196,9 +218,9 @@ func routes(rs *rest.Server, r *graph.Resolver, c config, demoKey string, timeou
 		mux.Handle("GET /{$}", playground.HandlerWithHeaders("Messages GraphQL", "/graphql", nil, headers))
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
-		rs.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path), false)
+		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path))
 	})
-	return obs.instrument(logRequests(r.Logger, recoverPanics(rs, r.Logger, r.Now, gzhttp.GzipHandler(mux))), mux, rs.Routes())
+	return e.Around(mux, mux, v1)
 }
 
 func writeStatus(w http.ResponseWriter, status int, text string) {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
 	"messages/rest"
@@ -115,9 +116,10 @@ func (s *switchHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // startingRoutes answer while the database is not reachable yet: /healthz says the
 // process is alive, /readyz says 503, and every other request gets a 503 with
-// Retry-After and the documented error body.
-func startingRoutes(logger *slog.Logger) http.Handler {
-	rs := rest.NewServer(&graph.Resolver{Logger: logger, Now: time.Now})
+// Retry-After and the documented error body (with GraphQL's errors array on /graphql).
+func startingRoutes(logger *slog.Logger, now func() time.Time) http.Handler {
+	v1Errors := rest.NewErrorWriter(logger, now)
+	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
 	unavailable := models.Errorf(models.EUNAVAILABLE, "%s", models.UnavailableMessage)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
@@ -127,12 +129,12 @@ func startingRoutes(logger *slog.Logger) http.Handler {
 		writeStatus(w, http.StatusServiceUnavailable, "starting")
 	})
 	mux.HandleFunc("/graphql", func(w http.ResponseWriter, r *http.Request) {
-		rs.WriteError(w, r, unavailable, true)
+		gqlErrors.WriteError(w, r, unavailable)
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		rs.WriteError(w, r, unavailable, false)
+		v1Errors.WriteError(w, r, unavailable)
 	})
-	return logRequests(logger, mux)
+	return edge.Log(logger, now)(mux)
 }
 
 // readyz answers 200 only when the database answers and every migration is applied, so a

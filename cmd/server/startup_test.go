@@ -56,7 +56,7 @@ func TestConnectGivesUpOnPermanentErrors(t *testing.T) {
 // While it starts, the server is alive but not ready, and every API route answers 503
 // with Retry-After and the documented error body.
 func TestStartingRoutes(t *testing.T) {
-	h := startingRoutes(slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := startingRoutes(slog.New(slog.NewTextHandler(io.Discard, nil)), time.Now)
 	tests := []struct {
 		name, method, path string
 		status             int

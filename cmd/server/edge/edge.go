@@ -1,0 +1,137 @@
+// Package edge is the HTTP edge both APIs share: the guards a request passes before
+// /v1 or /graphql sees it (deadline, authentication, rate limit, idempotency key, media
+// type) and those around every route (metrics, request log, panic recovery,
+// compression). Each guard is a Middleware built by a constructor, one file each, and
+// Edge composes them in one place for serve and the tests alike. The edge knows nothing
+// of /v1 or GraphQL: each mount says how its errors are written and which of its
+// requests take an idempotency key.
+package edge
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// Middleware is the one shape of every guard: it wraps the handler that comes after it.
+type Middleware func(http.Handler) http.Handler
+
+// ErrorWriter answers a request with err in the mount's own error shape: the documented
+// JSON error body on /v1, the same body with GraphQL's errors array on /graphql.
+type ErrorWriter interface {
+	WriteError(w http.ResponseWriter, r *http.Request, err error)
+}
+
+// StatusError is a refusal only HTTP has words for (413, 415, 429): error writers
+// answer with its status.
+type StatusError struct {
+	Status  int
+	Message string
+}
+
+func (e *StatusError) Error() string { return e.Message }
+
+// HTTPStatus is the status of the refusal; error writers find it with errors.As on an
+// interface { HTTPStatus() int }, so they need not import this package.
+func (e *StatusError) HTTPStatus() int { return e.Status }
+
+// MaxBodyBytes bounds a request body the edge reads or lets through; larger is 413.
+const MaxBodyBytes = 1 << 20
+
+// Options are the guards' dependencies and settings, built once by serve.
+type Options struct {
+	Logger *slog.Logger
+	// Now is the one clock of the guards: error ids, durations, idempotency expiry.
+	Now func() time.Time
+	// Auth resolves API keys to callers (the resolver layer).
+	Auth Authenticator
+	// Limiter is the rate limit per environment; nil means none.
+	Limiter *RateLimiter
+	// Idempotency holds idempotency keys; nil means keys are ignored.
+	Idempotency *Idempotency
+	// Timeout is the deadline of one request's work; 0 means none.
+	Timeout time.Duration
+	// Metrics counts and times requests; nil means not measured.
+	Metrics *Metrics
+	// Trace spans each request (the otelhttp wrapper); nil means not traced.
+	Trace Middleware
+	// Errors answers requests outside any mount (a panic there, for one).
+	Errors ErrorWriter
+}
+
+// Mount is what one API mount tells the edge about itself.
+type Mount struct {
+	// Errors writes the mount's refusals.
+	Errors ErrorWriter
+	// Idempotency says which requests take an idempotency key, what identifies them and
+	// whether a response means the request ran; nil means keys are ignored.
+	Idempotency IdempotencyPolicy
+	// JSONBodies refuses POST bodies that are not JSON (415) and bounds them to
+	// MaxBodyBytes (413), for a mount whose handler would answer them less clearly.
+	JSONBodies bool
+}
+
+// Edge builds the production chain of guards.
+type Edge struct{ o Options }
+
+// New returns the edge with o's dependencies; a nil Logger or Now take slog.Default and
+// time.Now.
+func New(o Options) *Edge {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Edge{o: o}
+}
+
+// Around wraps every route: metrics (with tracing inside, so spans see the route), the
+// request log, panic recovery and compression, in that order. routers are the
+// ServeMuxes under next, outermost first, that name a request's route for metrics;
+// handlers that are not a Router are skipped.
+func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
+	var named []Router
+	for _, h := range routers {
+		if r, ok := h.(Router); ok {
+			named = append(named, r)
+		}
+	}
+	return chain(next,
+		e.o.Metrics.Instrument(e.o.Now, named...),
+		e.o.Trace,
+		Log(e.o.Logger, e.o.Now),
+		Recover(e.o.Logger, e.o.Now, e.o.Errors),
+		Compress(),
+	)
+}
+
+// API guards one API mount: its error writer for everything inside, the deadline,
+// authentication, the rate limit, idempotency keys and, when asked, JSON bodies. The
+// order matters: the rate limit and idempotency need the caller authentication found,
+// and idempotency's transaction must hold every query of the request.
+func (e *Edge) API(m Mount, next http.Handler) http.Handler {
+	guards := []Middleware{
+		MountErrors(m.Errors),
+		Deadline(e.o.Timeout),
+		Authenticate(e.o.Auth, m.Errors),
+		RateLimit(e.o.Limiter, m.Errors),
+	}
+	if m.Idempotency != nil {
+		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))
+	}
+	if m.JSONBodies {
+		guards = append(guards, JSONMediaType(m.Errors), BodyLimit(MaxBodyBytes))
+	}
+	return chain(next, guards...)
+}
+
+// chain wraps next in guards, the first outermost; nil guards are skipped.
+func chain(next http.Handler, guards ...Middleware) http.Handler {
+	for i := len(guards) - 1; i >= 0; i-- {
+		if guards[i] != nil {
+			next = guards[i](next)
+		}
+	}
+	return next
+}

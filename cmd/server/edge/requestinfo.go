@@ -1,0 +1,41 @@
+package edge
+
+import (
+	"context"
+	"net/http"
+)
+
+// requestInfo is what the outer guards learn from the inner ones about a request: the
+// environment authentication found (for the access log; never the key itself) and the
+// error writer of the mount it reached (for panic recovery).
+type requestInfo struct {
+	EnvironmentID string
+	Errors        ErrorWriter
+}
+
+type requestInfoKey struct{}
+
+// withRequestInfo returns a context whose requestInfo the inner guards fill in.
+func withRequestInfo(ctx context.Context) (context.Context, *requestInfo) {
+	info := &requestInfo{}
+	return context.WithValue(ctx, requestInfoKey{}, info), info
+}
+
+// requestInfoFrom is the request's requestInfo, or nil outside Log.
+func requestInfoFrom(ctx context.Context) *requestInfo {
+	info, _ := ctx.Value(requestInfoKey{}).(*requestInfo)
+	return info
+}
+
+// MountErrors records errs as the writer of the mount the request reached, so a panic
+// past this point is answered in the mount's own error shape.
+func MountErrors(errs ErrorWriter) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if info := requestInfoFrom(r.Context()); info != nil {
+				info.Errors = errs
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
+}

@@ -1,0 +1,44 @@
+package rest
+
+import (
+	"net/http"
+	"time"
+
+	"messages/cmd/server/edge"
+	"messages/graph"
+)
+
+// ChainOptions are what a test varies of the production chain; the zero value is
+// cmd/server's mounts with no rate limit and no deadline.
+type ChainOptions struct {
+	Limiter     *edge.RateLimiter
+	Idempotency *edge.Idempotency // nil: a fresh one over the resolver
+	Timeout     time.Duration
+	// Inner wraps each mount's handler inside every guard, where a test counts or fails
+	// what gets through.
+	Inner func(http.Handler) http.Handler
+	// GraphQL configures the /graphql handler.
+	GraphQL graph.HandlerOptions
+}
+
+// Chain is /v1 and /graphql behind the edge's API guards, mounted as cmd/server's routes
+// mount them (edge.Edge.API with each mount's error writer and idempotency policy).
+func Chain(res *graph.Resolver, o ChainOptions) http.Handler {
+	if o.Idempotency == nil {
+		o.Idempotency = edge.NewIdempotency(res, res.Logger, res.Now, edge.IdempotencyOptions{})
+	}
+	inner := func(h http.Handler) http.Handler {
+		if o.Inner != nil {
+			return o.Inner(h)
+		}
+		return h
+	}
+	rs := NewServer(res)
+	e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res, Limiter: o.Limiter,
+		Idempotency: o.Idempotency, Timeout: o.Timeout, Errors: rs.Errors()})
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", e.API(edge.Mount{Errors: rs.Errors(), Idempotency: NewIdempotencyPolicy()}, inner(rs.Routes())))
+	mux.Handle("/graphql", e.API(edge.Mount{Errors: rs.Errors().WithErrors(graph.ErrorsArray), Idempotency: graph.IdempotencyPolicy{}, JSONBodies: true},
+		inner(graph.NewHandler(res, o.GraphQL))))
+	return mux
+}
