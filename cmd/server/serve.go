@@ -70,8 +70,11 @@ type serveOptions struct {
 func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	logger := newLogger(a.stderr, c)
 	logConfig(logger, c)
-	// The one clock of the store, the resolvers and the edge's guards.
-	now := time.Now
+	// The program's one clock, for the store, the resolvers and the edge's guards.
+	now := a.now
+	if now == nil {
+		now = time.Now
+	}
 	o.rateLimit.Now = now
 	limiter, err := edge.NewRateLimiter(o.rateLimit, logger)
 	if err != nil {
