@@ -158,7 +158,7 @@ func TestMarkMessageActionJoinsTransaction(t *testing.T) {
 		if !errors.Is(err, errRollback) {
 			t.Fatalf("err = %v, want errRollback", err)
 		}
-		if diff := cmp.Diff(f.ofAlice.CTA, loadMessage(t, s, f.ofAlice.ID).CTA); diff != "" {
+		if diff := cmp.Diff(f.ofAlice.CTA, dbtest.LoadMessage(t, s, f.ofAlice.ID).CTA); diff != "" {
 			t.Errorf("rolled-back mark changed cta (-before +after):\n%s", diff)
 		}
 		if got := storedKeys(t, s); len(got) != 0 {
@@ -179,7 +179,7 @@ func TestMarkMessageActionJoinsTransaction(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := loadMessage(t, s, f.ofAlice.ID).CTA.Action.Status; got != models.ActionDone {
+		if got := dbtest.LoadMessage(t, s, f.ofAlice.ID).CTA.Action.Status; got != models.ActionDone {
 			t.Errorf("committed mark: status = %q, want done", got)
 		}
 		if diff := cmp.Diff([]string{f.a.Env.ID + "/mark"}, storedKeys(t, s)); diff != "" {

@@ -16,10 +16,6 @@ import (
 	"messages/models/dbtest"
 )
 
-// timeEqual compares timestamps by instant; models.Time wraps time.Time, whose unexported
-// fields cmp cannot read.
-var timeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time) })
-
 // listFixture is tenant A's six messages over two subscribers, three channels and three
 // transaction ids, and tenant B's two, which share A's external subscriber id sub-alice
 // and A's transaction ids and must never show up in A's lists.
@@ -401,7 +397,7 @@ func TestListMessagesEmbedding(t *testing.T) {
 					}
 					want = append(want, &m)
 				}
-				if diff := cmp.Diff(want, page.Data, timeEqual); diff != "" {
+				if diff := cmp.Diff(want, page.Data, dbtest.TimeEqual); diff != "" {
 					t.Errorf("messages (-want +got):\n%s", diff)
 				}
 			})

@@ -37,16 +37,6 @@ func newMarkFixture(t testing.TB, s *models.Store) *markFixture {
 	return f
 }
 
-// loadMessage reads a message row as stored, bypassing the store's methods.
-func loadMessage(t testing.TB, s *models.Store, id string) *models.Message {
-	t.Helper()
-	var m models.Message
-	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {
-		t.Fatalf("load message %s: %v", id, err)
-	}
-	return &m
-}
-
 func mark(t testing.TB, s *models.Store, environmentID string, a models.MarkAction) *models.Message {
 	t.Helper()
 	m, err := s.MarkMessageAction(context.Background(), environmentID, a)
@@ -135,8 +125,8 @@ func TestMarkMessageAction(t *testing.T) {
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
 				msg := f.a.Message(t, f.alice, f.tpl, tt.edit)
-				before := loadMessage(t, s, msg.ID)
-				other := loadMessage(t, s, f.ofBob.ID)
+				before := dbtest.LoadMessage(t, s, msg.ID)
+				other := dbtest.LoadMessage(t, s, f.ofBob.ID)
 
 				var got *models.Message
 				for _, st := range tt.marks {
@@ -147,16 +137,16 @@ func TestMarkMessageAction(t *testing.T) {
 				// Only cta.action changes, to exactly what was asked.
 				want := *before
 				want.CTA.Action = tt.want
-				after := loadMessage(t, s, msg.ID)
-				if diff := cmp.Diff(&want, after, timeEqual, markColumns); diff != "" {
+				after := dbtest.LoadMessage(t, s, msg.ID)
+				if diff := cmp.Diff(&want, after, dbtest.TimeEqual, markColumns); diff != "" {
 					t.Errorf("stored row (-want +got):\n%s", diff)
 				}
 				// The answer is the stored record, with its subscriber and template.
 				after.Subscriber, after.Template = f.alice, f.tpl
-				if diff := cmp.Diff(after, got, timeEqual, markColumns); diff != "" {
+				if diff := cmp.Diff(after, got, dbtest.TimeEqual, markColumns); diff != "" {
 					t.Errorf("returned message (-stored +returned):\n%s", diff)
 				}
-				if diff := cmp.Diff(other, loadMessage(t, s, f.ofBob.ID), timeEqual, markColumns); diff != "" {
+				if diff := cmp.Diff(other, dbtest.LoadMessage(t, s, f.ofBob.ID), dbtest.TimeEqual, markColumns); diff != "" {
 					t.Errorf("another message changed (-before +after):\n%s", diff)
 				}
 			})
@@ -207,7 +197,7 @@ func TestMarkMessageActionNotFound(t *testing.T) {
 		ids := []string{f.ofAlice.ID, f.ofBob.ID, f.ofOtherAlice.ID}
 		before := map[string]*models.Message{}
 		for _, id := range ids {
-			before[id] = loadMessage(t, s, id)
+			before[id] = dbtest.LoadMessage(t, s, id)
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -228,7 +218,7 @@ func TestMarkMessageActionNotFound(t *testing.T) {
 			})
 		}
 		for _, id := range ids {
-			if diff := cmp.Diff(before[id], loadMessage(t, s, id), timeEqual); diff != "" {
+			if diff := cmp.Diff(before[id], dbtest.LoadMessage(t, s, id), dbtest.TimeEqual); diff != "" {
 				t.Errorf("message %s changed by a refused mark (-before +after):\n%s", id, diff)
 			}
 		}
@@ -268,7 +258,7 @@ func TestMarkMessageActionConcurrent(t *testing.T) {
 				t.Errorf("mark %d: %v", i, err)
 			}
 		}
-		got := loadMessage(t, s, f.ofAlice.ID).CTA.Action
+		got := dbtest.LoadMessage(t, s, f.ofAlice.ID).CTA.Action
 		for _, want := range wants {
 			if cmp.Equal(want, got) {
 				return

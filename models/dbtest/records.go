@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"messages/models"
 	"messages/models/jsonl"
 	"messages/models/seed"
@@ -62,4 +64,18 @@ func RowCounts(t testing.TB, s *models.Store) map[string]int64 {
 		counts[table] = n
 	}
 	return counts
+}
+
+// TimeEqual makes cmp compare timestamps by instant; models.Time wraps time.Time, whose
+// unexported fields cmp cannot read.
+var TimeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time) })
+
+// LoadMessage reads a message row as stored, failing the test when it is missing.
+func LoadMessage(t testing.TB, s *models.Store, id string) *models.Message {
+	t.Helper()
+	var m models.Message
+	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {
+		t.Fatalf("load message %s: %v", id, err)
+	}
+	return &m
 }
