@@ -29,8 +29,8 @@ import (
 //
 // Values the SDK constrains to a closed set (block types, provider ids, filter types and
 // operators, trigger type, metadata type and units, message status) are not invented
-// here: import refuses a record outside those sets (see sdkenums.go), and a row written
-// by another writer is sent as stored.
+// here: import refuses a record outside those sets (models/jsonl/sdkvalues.go), and a
+// row written by another writer is sent as stored.
 
 // MarshalJSON writes a content block; the SDK requires content, and textAlign in styles.
 func (b ContentBlock) MarshalJSON() ([]byte, error) {
