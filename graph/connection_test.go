@@ -13,6 +13,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/seed"
 )
 
 // connection is the part of a MessageConnection the tests read.
@@ -335,7 +336,7 @@ func TestMessagesConnectionBadInput(t *testing.T) {
 // statements as the first.
 func TestMessagesConnectionStatements(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
-		stats, err := s.Seed(t.Context(), models.SeedOptions{Seed: 9, Messages: 1500, Subscribers: 2, Templates: 4})
+		stats, err := seed.Generate(t.Context(), s, seed.Options{Seed: 9, Messages: 1500, Subscribers: 2, Templates: 4})
 		if err != nil {
 			t.Fatal(err)
 		}

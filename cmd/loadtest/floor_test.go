@@ -9,6 +9,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/seed"
 )
 
 // TestFloorPagesMatchTheStore checks that every floor reads the page the server returns:
@@ -25,7 +26,7 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 	if err := store.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := store.Seed(ctx, models.SeedOptions{Seed: 3, Messages: 400, Subscribers: 12, Templates: 4})
+	stats, err := seed.Generate(ctx, store, seed.Options{Seed: 3, Messages: 400, Subscribers: 12, Templates: 4})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -179,11 +179,3 @@ func writeMessages(ctx context.Context, s *models.Store, gen *messageGen, n int,
 		return done, nil
 	}
 }
-
-// The old entry point, models.Store.Seed, runs Generate until its last callers move.
-func init() {
-	models.Seeder = func(ctx context.Context, s *models.Store, o models.SeedOptions) (models.SeedStats, error) {
-		st, err := Generate(ctx, s, Options(o))
-		return models.SeedStats(st), err
-	}
-}
