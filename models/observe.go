@@ -26,7 +26,8 @@ const TraceScope = "messages/models"
 func (s *Store) Trace(tp trace.TracerProvider) error {
 	t := sqlTracer{tracer: tp.Tracer(TraceScope), system: dbSystem(s.dialect)}
 	cb := s.db.Callback()
-	// register adds start before GORM's own step and end after it.
+	// Each step's span opens just before GORM's own callback runs the SQL and closes
+	// just after.
 	type register = func(name string, fn func(*gorm.DB)) error
 	for _, step := range []struct {
 		name          string
