@@ -78,6 +78,8 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](1000)})
 	srv.Use(queryLimits{bytes: o.Limits.QueryBytes, depth: o.Limits.Depth, aliases: o.Limits.Aliases, introspection: o.Introspection})
 	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
+	// Last, so it wraps the execution itself: a mutation claims its idempotency key first.
+	srv.Use(idempotency{})
 	srv.AroundFields(emptyAsNull)
 	srv.SetErrorPresenter(r.presentError)
 	srv.SetRecoverFunc(r.recoverPanic)

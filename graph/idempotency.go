@@ -2,90 +2,104 @@ package graph
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/parser"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/models"
 )
 
-// IdempotencyPolicy tells the HTTP edge's idempotency guard which GraphQL requests take
-// an Idempotency-Key (every operation that may be a mutation), what identifies one, and
-// whether a 200 means it ran.
+// IdempotencyClaim is how the HTTP edge lets a mutation use the request's
+// Idempotency-Key (the edge's Claim): Claim takes the key for the operation identified by
+// parts and reports whether it may run; Ran reports whether it ran. The same unnamed
+// interface type as the edge's, so neither package imports the other.
+type IdempotencyClaim = interface {
+	Claim(ctx context.Context, parts []string) (run bool)
+	Ran(ran bool)
+}
+
+// IdempotencyPolicy is the /graphql mount's idempotency policy for the HTTP edge: which
+// requests take a key is known only once gqlgen has parsed the document, so the edge
+// hands each keyed request's claim to the handler, where the idempotency extension uses
+// it for mutations.
 type IdempotencyPolicy struct{}
 
-// Fingerprint identifies a GraphQL request by its query (as the SHA-256 hash that
-// persisted queries use, so the full and hash-only forms match), operation name and
-// canonical variables. applies is false when the selected operation is certainly a query
-// or subscription, which ignores the key; a request that cannot be understood here is
-// treated as a mutation, so no mutation ever runs unprotected.
-func (IdempotencyPolicy) Fingerprint(r *http.Request, body []byte) (parts []string, applies bool) {
-	var params struct {
-		Query         string          `json:"query"`
-		OperationName string          `json:"operationName"`
-		Variables     json.RawMessage `json:"variables"`
-		Extensions    struct {
-			PersistedQuery struct {
-				Hash string `json:"sha256Hash"`
-			} `json:"persistedQuery"`
-		} `json:"extensions"`
-	}
-	if err := json.Unmarshal(body, &params); err != nil {
-		return []string{"graphql", r.Method, r.URL.Path, string(body)}, true
-	}
-	queryID := strings.ToLower(params.Extensions.PersistedQuery.Hash)
-	applies = true
-	if params.Query != "" {
-		sum := sha256.Sum256([]byte(params.Query))
-		queryID = hex.EncodeToString(sum[:])
-		applies = !isQuery(params.Query, params.OperationName)
-	}
-	vars := CanonicalJSON(params.Variables)
-	if len(bytes.TrimSpace(params.Variables)) == 0 || string(vars) == "null" {
-		vars = []byte("{}")
-	}
-	return []string{"graphql", r.Method, r.URL.Path, queryID, params.OperationName, string(vars)}, applies
+type claimKey struct{}
+
+// Defer returns r carrying c for the idempotency extension.
+func (IdempotencyPolicy) Defer(r *http.Request, c IdempotencyClaim) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), claimKey{}, c))
 }
 
-// isQuery reports whether the operation a request selects is a query or subscription.
-func isQuery(text, operationName string) bool {
-	doc, err := parser.ParseQueryWithTokenLimit(&ast.Source{Input: text}, DefaultLimits.Tokens)
-	if err != nil {
+// idempotency is the gqlgen extension that applies a request's idempotency key to a
+// mutation, where gqlgen has parsed the document: it claims the key before the mutation
+// runs, with the operation as gqlgen read it for fingerprint, and tells the edge from the
+// result whether the mutation ran. Queries, and requests without a claim, pass untouched.
+type idempotency struct{}
+
+var (
+	_ graphql.HandlerExtension    = idempotency{}
+	_ graphql.ResponseInterceptor = idempotency{}
+)
+
+func (idempotency) ExtensionName() string { return "Idempotency" }
+
+func (idempotency) Validate(graphql.ExecutableSchema) error { return nil }
+
+// InterceptResponse runs around the execution of an operation (and around gqlgen's
+// error responses, which have no operation).
+func (idempotency) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	c, _ := ctx.Value(claimKey{}).(IdempotencyClaim)
+	if c == nil || !graphql.HasOperationContext(ctx) {
+		return next(ctx)
+	}
+	oc := graphql.GetOperationContext(ctx)
+	if oc.Operation == nil || oc.Operation.Operation != ast.Mutation {
+		return next(ctx)
+	}
+	if !c.Claim(ctx, operationFingerprint(oc)) {
+		// Never sent: the edge answers with the stored response or a refusal instead.
+		return &graphql.Response{Errors: gqlerror.List{{Message: "idempotency key not claimed"}}}
+	}
+	res := next(ctx)
+	c.Ran(ran(res))
+	return res
+}
+
+// operationFingerprint identifies an operation by its query (as the SHA-256 hash that
+// persisted queries use, so the full and hash-only forms match), operation name and
+// variables as canonical JSON, so variables in another key order are the same request.
+func operationFingerprint(oc *graphql.OperationContext) []string {
+	sum := sha256.Sum256([]byte(oc.RawQuery))
+	vars := []byte("{}")
+	if len(oc.Variables) > 0 {
+		if b, err := json.Marshal(oc.Variables); err == nil {
+			vars = CanonicalJSON(b)
+		}
+	}
+	return []string{"graphql", hex.EncodeToString(sum[:]), oc.OperationName, string(vars)}
+}
+
+// ran reports whether a result means the mutation ran, so its response is kept: GraphQL
+// answers 200 even for failed fields, so it ran when a field has data, when no field
+// failed, or when every error is NOT_FOUND (asking again will say so).
+func ran(res *graphql.Response) bool {
+	if res == nil {
 		return false
 	}
-	var op *ast.OperationDefinition
-	switch {
-	case operationName != "":
-		op = doc.Operations.ForName(operationName)
-	case len(doc.Operations) == 1:
-		op = doc.Operations[0]
-	}
-	return op != nil && op.Operation != ast.Mutation
-}
-
-// Ran reports whether a 200 means the operation ran, so its response is kept: GraphQL
-// answers 200 even for failed fields, so it ran when a field has data, when no field
-// failed, or when every error's extensions.code is NOT_FOUND (asking again will say so).
-func (IdempotencyPolicy) Ran(body []byte) bool {
-	var res struct {
-		Data   map[string]json.RawMessage `json:"data"`
-		Errors []struct {
-			Extensions map[string]any `json:"extensions"`
-		} `json:"errors"`
-	}
-	if err := json.Unmarshal(body, &res); err != nil {
-		// Unreadable, so possibly a success: keep it rather than undo what it reports.
-		return true
-	}
-	for _, v := range res.Data {
-		if !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-			return true
+	var data map[string]json.RawMessage
+	if err := json.Unmarshal(res.Data, &data); err == nil {
+		for _, v := range data {
+			if !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
+				return true
+			}
 		}
 	}
 	for _, e := range res.Errors {

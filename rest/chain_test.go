@@ -38,7 +38,7 @@ func Chain(res *graph.Resolver, o ChainOptions) http.Handler {
 		Idempotency: o.Idempotency, Timeout: o.Timeout, Errors: rs.Errors()})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: rs.Errors(), Idempotency: NewIdempotencyPolicy()}, inner(rs.Routes())))
-	mux.Handle("/graphql", e.API(edge.Mount{Errors: rs.Errors().WithErrors(graph.ErrorsArray), Idempotency: graph.IdempotencyPolicy{}, JSONBodies: true},
+	mux.Handle("/graphql", e.API(edge.Mount{Errors: rs.Errors().WithErrors(graph.ErrorsArray), DeferredIdempotency: graph.IdempotencyPolicy{}, JSONBodies: true},
 		inner(graph.NewHandler(res, o.GraphQL))))
 	return mux
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	gqlgen "github.com/99designs/gqlgen/graphql"
 	"github.com/google/go-cmp/cmp"
 
 	"messages/cmd/server/edge"
@@ -58,7 +59,9 @@ type idemAPI struct {
 }
 
 // newIdemAPI wires both endpoints through the edge's production chain (Chain), with a
-// counter (and inner, when set, to fail them) between the guards and the routes.
+// counter of the requests that run (and inner, when set, to fail them): on /v1 those
+// reaching the routes, on /graphql the operations gqlgen executes, since gqlgen parses
+// every request before the idempotency extension decides whether it runs.
 func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
 	t.Helper()
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
@@ -68,14 +71,28 @@ func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http
 			h = inner(h)
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			a.runs.Add(1)
+			if strings.HasPrefix(r.URL.Path, "/v1/") {
+				a.runs.Add(1)
+			}
 			h.ServeHTTP(w, r)
 		})
 	}
 	a.srv = httptest.NewServer(Chain(res, ChainOptions{Idempotency: a.idem, Inner: routes,
-		GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits}}))
+		GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits, Extensions: []gqlgen.HandlerExtension{rootFields{&a.runs}}}}))
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// rootFields counts the root fields gqlgen executes: one per operation in these tests.
+type rootFields struct{ n *atomic.Int64 }
+
+func (rootFields) ExtensionName() string { return "RootFieldCounter" }
+
+func (rootFields) Validate(gqlgen.ExecutableSchema) error { return nil }
+
+func (c rootFields) InterceptRootField(ctx context.Context, next gqlgen.RootResolver) gqlgen.Marshaler {
+	c.n.Add(1)
+	return next(ctx)
 }
 
 // idemResponse is what a request got back.

@@ -63,9 +63,13 @@ type Options struct {
 type Mount struct {
 	// Errors writes the mount's refusals.
 	Errors ErrorWriter
-	// Idempotency says which requests take an idempotency key, what identifies them and
-	// whether a response means the request ran; nil means keys are ignored.
+	// Idempotency says which requests take an idempotency key and what identifies them,
+	// before they run (/v1).
 	Idempotency IdempotencyPolicy
+	// DeferredIdempotency hands the handler each keyed request's Claim, for a mount that
+	// learns only while serving whether a request changes anything (GraphQL). With
+	// neither, keys are ignored.
+	DeferredIdempotency DeferredPolicy
 	// JSONBodies refuses POST bodies that are not JSON (415) and bounds them to
 	// MaxBodyBytes (413), for a mount whose handler would answer them less clearly.
 	JSONBodies bool
@@ -119,6 +123,9 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 	}
 	if m.Idempotency != nil {
 		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))
+	}
+	if m.DeferredIdempotency != nil {
+		guards = append(guards, e.o.Idempotency.DeferredGuard(m.DeferredIdempotency, m.Errors))
 	}
 	if m.JSONBodies {
 		guards = append(guards, JSONMediaType(m.Errors), BodyLimit(MaxBodyBytes))

@@ -52,15 +52,32 @@ type IdempotencyStore interface {
 	PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error)
 }
 
-// IdempotencyPolicy is what a mount tells the idempotency guard about its POST requests
-// that carry a key.
+// IdempotencyPolicy is what a mount that knows before running whether a request changes
+// anything (/v1) tells the guard about its POST requests carrying a key.
 type IdempotencyPolicy interface {
 	// Fingerprint identifies the request by parts that are equal exactly when a retry
 	// is the same request, or reports that the key does not apply (the request changes
 	// nothing, so it runs untouched).
 	Fingerprint(r *http.Request, body []byte) (parts []string, applies bool)
-	// Ran reports whether a 2xx response means the request ran, so it is kept.
-	Ran(body []byte) bool
+}
+
+// Claim is how the handler of a deferring mount uses the request's key once it knows the
+// request changes something (GraphQL: once the document is parsed and the operation is
+// a mutation). Claim takes the key for the request identified by parts, inside the
+// transaction of ctx, and reports whether the request may run; when it may not, the
+// guard answers instead (a replay or a refusal) and what the handler writes is dropped.
+// After running, Ran reports whether the request ran (so its response is kept) or was
+// refused (so it is rolled back and may be retried). It is an unnamed interface type so
+// that a mount implements DeferredPolicy without importing this package.
+type Claim = interface {
+	Claim(ctx context.Context, parts []string) (run bool)
+	Ran(ran bool)
+}
+
+// DeferredPolicy is what a mount that learns only while serving whether a request
+// changes anything tells the guard: how to hand its handler the request's Claim.
+type DeferredPolicy interface {
+	Defer(r *http.Request, c Claim) *http.Request
 }
 
 // Idempotency makes requests carrying an Idempotency-Key safe to retry: the first one runs
@@ -129,54 +146,146 @@ func (i *Idempotency) Guard(policy IdempotencyPolicy, errs ErrorWriter) Middlewa
 				next.ServeHTTP(w, r)
 				return
 			}
-			key, err := idempotencyKey(keys)
+			a, err := i.newAttempt(w, r, keys)
+			if err == nil {
+				err = a.begin(parts)
+			}
 			if err != nil {
-				errs.WriteError(w, r, err)
+				refuse(w, r, errs, err)
 				return
 			}
-			caller, err := models.CallerFrom(r.Context())
-			if err != nil {
-				errs.WriteError(w, r, err)
-				return
-			}
-			w.Header().Set(IdempotencyKeyHeader, key)
-			rk := runningKey{caller.EnvironmentID, key}
-			if !i.start(rk) {
-				refuse(w, r, errs, models.IdempotencyKeyBusy(key))
-				return
-			}
-			defer i.finish(rk)
-			rec := &models.IdempotencyKey{EnvironmentID: caller.EnvironmentID, Key: key, Fingerprint: fingerprint(parts...)}
-			i.serve(w, r, next, rec, policy, errs)
+			a.serve(w, r, errs, func(res http.ResponseWriter, ctx context.Context) {
+				if a.claim(ctx) {
+					next.ServeHTTP(res, r.WithContext(ctx))
+				}
+			})
 		})
 	}
 }
 
-// errNotKept rolls back a request whose response says it did not run.
+// DeferredGuard applies idempotency keys to the POST requests whose handler claims
+// them (see Claim): each keyed POST is served in a transaction, which the handler's claim
+// joins and which commits only with a response that is kept. Requests the handler does
+// not claim (queries) get their response as it is, and nothing is stored.
+func (i *Idempotency) DeferredGuard(policy DeferredPolicy, errs ErrorWriter) Middleware {
+	return func(next http.Handler) http.Handler {
+		if i == nil || policy == nil {
+			return next
+		}
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			keys := r.Header.Values(IdempotencyKeyHeader)
+			if len(keys) == 0 || r.Method != http.MethodPost {
+				next.ServeHTTP(w, r)
+				return
+			}
+			a, err := i.newAttempt(w, r, keys)
+			if err != nil {
+				errs.WriteError(w, r, err)
+				return
+			}
+			a.serve(w, r, errs, func(res http.ResponseWriter, ctx context.Context) {
+				next.ServeHTTP(res, policy.Defer(r.WithContext(ctx), a))
+			})
+		})
+	}
+}
+
+// attempt is one request's use of its key.
+type attempt struct {
+	i      *Idempotency
+	w      http.ResponseWriter // where the key is echoed
+	keys   []string
+	caller models.Caller
+
+	running bool // the key is marked running in this process
+	rk      runningKey
+	rec     *models.IdempotencyKey // the claim, once begun
+	stored  *models.IdempotencyKey // the record already stored under the key, if any
+	refusal error                  // why the request may not run
+	kept    bool                   // the request ran, so its response is stored
+}
+
+var _ Claim = (*attempt)(nil)
+
+// newAttempt starts the attempt of r, whose caller authentication has found.
+func (i *Idempotency) newAttempt(w http.ResponseWriter, r *http.Request, keys []string) (*attempt, error) {
+	caller, err := models.CallerFrom(r.Context())
+	if err != nil {
+		return nil, err
+	}
+	return &attempt{i: i, w: w, keys: keys, caller: caller, kept: true}, nil
+}
+
+// begin validates the key, echoes it, and marks it running in this process: a second
+// request with the same key meanwhile is told to retry, without asking the database.
+func (a *attempt) begin(parts []string) error {
+	key, err := idempotencyKey(a.keys)
+	if err != nil {
+		return err
+	}
+	a.w.Header().Set(IdempotencyKeyHeader, key)
+	rk := runningKey{a.caller.EnvironmentID, key}
+	if !a.i.start(rk) {
+		return models.IdempotencyKeyBusy(key)
+	}
+	a.running, a.rk = true, rk
+	now := a.i.now()
+	a.rec = &models.IdempotencyKey{EnvironmentID: a.caller.EnvironmentID, Key: key, Fingerprint: fingerprint(parts...),
+		CreatedAt: now, ExpiresAt: now.Add(a.i.opts.TTL)}
+	return nil
+}
+
+// claim takes the key in ctx's transaction and reports whether the request may run:
+// not when another request holds or has stored it.
+func (a *attempt) claim(ctx context.Context) bool {
+	var err error
+	if a.stored, err = a.i.store.ClaimIdempotencyKey(ctx, a.rec, a.i.opts.LockWait); err != nil {
+		a.refusal = err
+		return false
+	}
+	return a.stored == nil
+}
+
+// Claim begins and claims in one step, for a deferring mount's handler.
+func (a *attempt) Claim(ctx context.Context, parts []string) bool {
+	if err := a.begin(parts); err != nil {
+		a.refusal = err
+		return false
+	}
+	return a.claim(ctx)
+}
+
+// Ran records whether the claimed request ran.
+func (a *attempt) Ran(ran bool) { a.kept = ran }
+
+// errNotKept rolls back a request whose response is not stored.
 var errNotKept = errors.New("response not kept")
 
-// serve runs next in a transaction that first claims the key and last stores the
-// response, then answers: the response, a replay of the stored one, or a refusal.
-func (i *Idempotency) serve(w http.ResponseWriter, r *http.Request, next http.Handler, rec *models.IdempotencyKey, policy IdempotencyPolicy, errs ErrorWriter) {
-	now := i.now()
-	rec.CreatedAt, rec.ExpiresAt = now, now.Add(i.opts.TTL)
+// serve runs the handler in a transaction that, when the request claimed the key and
+// ran, also stores its response; then answers: the response, a replay of the stored
+// one, or a refusal.
+func (a *attempt) serve(w http.ResponseWriter, r *http.Request, errs ErrorWriter, handle func(res http.ResponseWriter, ctx context.Context)) {
 	res := &responseBuffer{header: http.Header{}}
-	var stored *models.IdempotencyKey
-	err := i.store.Transaction(r.Context(), func(ctx context.Context) error {
-		var err error
-		if stored, err = i.store.ClaimIdempotencyKey(ctx, rec, i.opts.LockWait); err != nil || stored != nil {
-			return err
-		}
-		next.ServeHTTP(res, r.WithContext(ctx))
-		if !ran(res.status(), res.body.Bytes(), policy) {
+	err := a.i.store.Transaction(r.Context(), func(ctx context.Context) error {
+		handle(res, ctx)
+		switch {
+		case a.refusal != nil:
+			return a.refusal
+		case a.rec == nil || a.stored != nil || !a.kept || !ran(res.status()):
+			// Not claimed, already stored, or not run: nothing to keep.
 			return errNotKept
 		}
-		rec.Status, rec.ContentType, rec.Body = res.status(), res.header.Get("Content-Type"), res.body.Bytes()
-		return i.store.CompleteIdempotencyKey(ctx, rec)
+		a.rec.Status, a.rec.ContentType, a.rec.Body = res.status(), res.header.Get("Content-Type"), res.body.Bytes()
+		return a.i.store.CompleteIdempotencyKey(ctx, a.rec)
 	})
+	if a.running {
+		a.i.finish(a.rk)
+	}
 	switch {
-	case err == nil && stored != nil:
-		i.replay(w, r, rec, stored, errs)
+	case a.refusal != nil:
+		refuse(w, r, errs, a.refusal)
+	case a.stored != nil:
+		a.i.replay(w, r, a.rec, a.stored, errs)
 	case err == nil || errors.Is(err, errNotKept):
 		res.writeTo(w)
 	default:
@@ -271,19 +380,13 @@ func idempotencyKey(values []string) (string, error) {
 	return k, nil
 }
 
-// ran reports whether a response means the request ran, so it is stored with its change:
-// 404 (the record does not exist, and asking again will say so), and 2xx when the
-// mount's policy agrees (GraphQL answers 200 even for failed fields). Refusals before
-// running (400, 401, 409, 413, 415, 422, 429) and failures (5xx) roll back, so the client
-// may retry.
-func ran(status int, body []byte, policy IdempotencyPolicy) bool {
-	if status == http.StatusNotFound {
-		return true
-	}
-	if status < 200 || status > 299 {
-		return false
-	}
-	return policy.Ran(body)
+// ran reports whether a response's status means the request ran, so it is stored with
+// its change: 2xx, and 404 (the record does not exist, and asking again will say so).
+// Refusals before running (400, 401, 409, 413, 415, 422, 429) and failures (5xx) roll
+// back, so the client may retry. A deferring mount says more with Claim.Ran (GraphQL
+// answers 200 even for failed fields).
+func ran(status int) bool {
+	return status == http.StatusNotFound || status >= 200 && status <= 299
 }
 
 // fingerprint hashes the parts, each prefixed by its length so no two lists collide.
