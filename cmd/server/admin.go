@@ -288,6 +288,7 @@ func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models
 		return err
 	}
 	defer s.Close()
+	s.Now = a.now
 	return f(s)
 }
 
@@ -302,5 +303,6 @@ func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*models.St
 		return err
 	}
 	defer s.Close()
+	s.Now = a.now
 	return f(s)
 }
