@@ -43,12 +43,11 @@ func TestRedactError(t *testing.T) {
 func TestConnectGivesUpOnPermanentErrors(t *testing.T) {
 	var log strings.Builder
 	c := config{databaseURL: "postgres://db/x", pool: models.DefaultPool}
-	start := time.Now()
 	_, err := connect(context.Background(), c, slog.New(slog.NewTextHandler(&log, nil)), startBackoff)
 	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
 		t.Fatalf("connect = %v, want the URL refused", err)
 	}
-	if time.Since(start) > time.Second || strings.Contains(log.String(), "retrying") {
+	if strings.Contains(log.String(), "retrying") {
 		t.Errorf("a malformed URL was retried:\n%s", log.String())
 	}
 }
