@@ -395,8 +395,9 @@ func TestDatabaseFaults(t *testing.T) {
 		} {
 			r := send(t, c.method, c.url, tn.Key, c.body)
 			unavailable503(t, c.what, r)
-			if r.took > time.Second {
-				t.Errorf("%s took %s with the database refusing connections, want it to fail fast", c.what, r.took)
+			// A refused connection fails at once, not at the request deadline.
+			if r.took >= requestTimeout {
+				t.Errorf("%s took %s with the database refusing connections, want it answered before the %s deadline", c.what, r.took, requestTimeout)
 			}
 		}
 		if r := send(t, http.MethodGet, srv.base+"/readyz", "", ""); r.status != http.StatusServiceUnavailable {
@@ -510,7 +511,8 @@ func TestDatabaseFaults(t *testing.T) {
 		if code := srv.stop(); code != 0 {
 			t.Errorf("SIGTERM while retrying exited %d, want 0:\n%s", code, srv.stderr.String())
 		}
-		if d := time.Since(start); d > 5*time.Second {
+		// Stopping does not wait out the backoff (up to its 10 s maximum).
+		if d := time.Since(start); d >= startBackoff.max {
 			t.Errorf("stopping while retrying took %s", d)
 		}
 		log := srv.stderr.String()
