@@ -1,0 +1,5 @@
+// The entry point: one server for all suites, started by the first. The suites are
+// modules, not *.test.mjs files, so that `node --test` runs them in this one process.
+
+import './suites/setup.mjs';
+import './suites/audits.mjs';
