@@ -3,3 +3,4 @@
 
 import './suites/setup.mjs';
 import './suites/audits.mjs';
+import './suites/relay.mjs';
