@@ -4,3 +4,4 @@
 import './suites/setup.mjs';
 import './suites/audits.mjs';
 import './suites/relay.mjs';
+import './suites/apollo.mjs';
