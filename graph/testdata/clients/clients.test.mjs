@@ -5,3 +5,4 @@ import './suites/setup.mjs';
 import './suites/audits.mjs';
 import './suites/relay.mjs';
 import './suites/apollo.mjs';
+import './suites/http-cache.mjs';
