@@ -58,10 +58,11 @@ type idemAPI struct {
 	runs atomic.Int64
 }
 
-// newIdemAPI wires both endpoints through the edge's production chain (Chain), with a
-// counter of the requests that run (and inner, when set, to fail them): on /v1 those
-// reaching the routes, on /graphql the operations gqlgen executes, since gqlgen parses
-// every request before the idempotency extension decides whether it runs.
+// newIdemAPI wires both endpoints through the edge's production chain (Chain: rate limit
+// and media-type check included), with a counter of the requests that run (and inner,
+// when set, to fail them): on /v1 those reaching the routes, on /graphql the operations
+// gqlgen executes, since gqlgen parses every request before the idempotency extension
+// decides whether it runs.
 func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
 	t.Helper()
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
@@ -77,7 +78,12 @@ func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http
 			h.ServeHTTP(w, r)
 		})
 	}
-	a.srv = httptest.NewServer(Chain(res, ChainOptions{Idempotency: a.idem, Inner: routes,
+	// A rate limit no test reaches, so the chain is production's, guard for guard.
+	limiter, err := edge.NewRateLimiter(edge.RateLimitOptions{Rate: 1e6, Burst: 1e6, Now: clock.Now}, res.Logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.srv = httptest.NewServer(Chain(res, ChainOptions{Limiter: limiter, Idempotency: a.idem, Inner: routes,
 		GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits, Extensions: []gqlgen.HandlerExtension{rootFields{&a.runs}}}}))
 	t.Cleanup(a.srv.Close)
 	return a
