@@ -50,8 +50,9 @@ type RateLimitOptions struct {
 	RedisTimeout time.Duration
 	// MaxEnvironments caps the buckets held in process.
 	MaxEnvironments int
-	// Now is the in-process buckets' clock (time.Now when nil), so tests need not sleep.
-	// Redis buckets run on the Redis server's clock.
+	// Now is the limiter's clock (time.Now when nil), so tests need not sleep: the
+	// in-process buckets run on it, and so does the rest after a Redis failure. Redis
+	// buckets themselves run on the Redis server's clock.
 	Now func() time.Time
 }
 
@@ -106,6 +107,9 @@ func NewRateLimiter(o RateLimitOptions, logger *slog.Logger) (*RateLimiter, erro
 	if logger == nil {
 		logger = slog.Default()
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	l := &RateLimiter{logger: logger, warn: rate.Sometimes{Interval: warnEvery}}
 	if o.RedisURL != "" {
 		rb, err := newRedisBuckets(o)
@@ -117,9 +121,6 @@ func NewRateLimiter(o RateLimitOptions, logger *slog.Logger) (*RateLimiter, erro
 	}
 	if o.MaxEnvironments == 0 {
 		o.MaxEnvironments = DefaultMaxEnvironments
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	l.memory = newMemoryBuckets(rate.Limit(o.Rate), o.Burst, o.MaxEnvironments, o.Now)
 	l.buckets = l.memory

@@ -23,6 +23,7 @@ type redisBuckets struct {
 	limit   redis_rate.Limit
 	prefix  string
 	timeout time.Duration
+	now     func() time.Time
 	// restUntil is when Redis may be asked again (Unix nanoseconds) after lastErr.
 	restUntil atomic.Int64
 	lastErr   atomic.Pointer[error]
@@ -54,11 +55,12 @@ func newRedisBuckets(o RateLimitOptions) (*redisBuckets, error) {
 		limit:   redis_rate.Limit{Rate: 1, Period: tokensDuration(rate.Limit(o.Rate), 1), Burst: o.Burst},
 		prefix:  prefix,
 		timeout: timeout,
+		now:     o.Now,
 	}, nil
 }
 
 func (b *redisBuckets) take(ctx context.Context, env string) (decision, error) {
-	if time.Now().UnixNano() < b.restUntil.Load() {
+	if b.now().UnixNano() < b.restUntil.Load() {
 		return decision{}, fmt.Errorf("not asked within %s of a failure: %w", redisRest, *b.lastErr.Load())
 	}
 	rctx, cancel := context.WithTimeout(ctx, b.timeout)
@@ -67,7 +69,7 @@ func (b *redisBuckets) take(ctx context.Context, env string) (decision, error) {
 	if err != nil {
 		if ctx.Err() == nil {
 			b.lastErr.Store(&err)
-			b.restUntil.Store(time.Now().Add(redisRest).UnixNano())
+			b.restUntil.Store(b.now().Add(redisRest).UnixNano())
 		}
 		return decision{}, err
 	}
