@@ -10,7 +10,8 @@ import (
 )
 
 // Resolver holds every dependency of the resolvers, built once by main and shared by the
-// GraphQL handler and the REST shim.
+// GraphQL handler, the REST shim and the HTTP edge (which authenticates and keeps
+// idempotency keys through it: see edge.go).
 type Resolver struct {
 	Store  *models.Store
 	Logger *slog.Logger
