@@ -77,7 +77,7 @@ func (ew ErrorWriter) WithErrors(details func(err error) any) ErrorWriter {
 // dropped connection to be replaced, short enough that clients do not give up.
 const retryAfterUnavailable = "2"
 
-// write answers r with err. Uncoded errors become a 500 whose only detail is an errorId
+// WriteError answers r with err. Uncoded errors become a 500 whose only detail is an errorId
 // that leads to the cause in the log; an unreachable database becomes a 503 the same way,
 // with Retry-After.
 func (ew ErrorWriter) WriteError(w http.ResponseWriter, r *http.Request, err error) {
