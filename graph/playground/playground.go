@@ -21,8 +21,8 @@ import (
 const AssetPath = "/playground/assets/"
 
 // DefaultQuery is the example the first tab holds when Options.DefaultQuery is empty.
-const DefaultQuery = `# The newest messages of the environment the API key belongs to.
-# Run with Ctrl-Enter; the Docs button lists every type and field.
+const DefaultQuery = `# The newest messages of the API key's environment.
+# Run: Ctrl-Enter. Every type and field: Docs.
 query Messages {
   messages(limit: 5) {
     totalCount
