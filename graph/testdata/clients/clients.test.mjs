@@ -4,5 +4,6 @@
 import './suites/setup.mjs';
 import './suites/audits.mjs';
 import './suites/relay.mjs';
+import './suites/relay-spec.mjs';
 import './suites/apollo.mjs';
 import './suites/http-cache.mjs';

@@ -17,7 +17,7 @@ import { after, before, describe, test } from 'node:test';
 import { pathToFileURL } from 'node:url';
 
 import { repoRoot } from '../../../../rest/testdata/sdk/lib/harness.mjs';
-import { ctx, fetchWithKey, running } from '../lib/context.mjs';
+import { graphql, running } from '../lib/context.mjs';
 
 /** The native relay-compiler binary the npm package ships (null on unsupported platforms). */
 const relayBinary = createRequire(import.meta.url)('relay-compiler');
@@ -121,19 +121,8 @@ class Project {
   }
 }
 
-/** send posts an operation's text as Relay's network layer does and returns the data. */
-async function send(operation, variables) {
-  const res = await fetchWithKey(ctx.graphqlURL, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/graphql-response+json, application/json' },
-    body: JSON.stringify({ query: operation.params.text, operationName: operation.params.name, variables }),
-  });
-  const text = await res.text();
-  assert.equal(res.status, 200, `${operation.params.name} answered ${res.status}: ${text}`);
-  const body = JSON.parse(text);
-  assert.equal(body.errors, undefined, `${operation.params.name} answered errors: ${JSON.stringify(body.errors)}`);
-  return body.data;
-}
+/** send posts an operation relay generated as Relay's network layer does and returns the data. */
+const send = (operation, variables) => graphql(operation.params.text, { operationName: operation.params.name, variables });
 
 describe('Relay (relay-compiler)', () => {
   const inbox = new Project('inbox', { 'Inbox.js': inboxSource });
@@ -176,10 +165,7 @@ describe('Relay (relay-compiler)', () => {
 
   test('the generated refetch query finds a message again by its global id through node(id:)', async () => {
     const refetch = await message.artifact('MessageItemRefetchQuery');
-    const { messagesConnection: conn } = await send(
-      { params: { name: 'FirstMessage', text: 'query FirstMessage { messagesConnection(first: 1, subscriberId: "alice") { edges { node { id _id } } } }' } },
-      {},
-    );
+    const { messagesConnection: conn } = await graphql('{ messagesConnection(first: 1, subscriberId: "alice") { edges { node { id _id } } } }');
     const first = conn.edges[0].node;
     assert.equal(typeof first.id, 'string');
     assert.notEqual(first.id, first._id, 'the global id is opaque, not the record id');

@@ -6,7 +6,7 @@
 
 import { after, test } from 'node:test';
 
-import { envA, records } from '../../../../rest/testdata/sdk/lib/fixture.mjs';
+import { envA, envB, records } from '../../../../rest/testdata/sdk/lib/fixture.mjs';
 import { Server } from '../../../../rest/testdata/sdk/lib/harness.mjs';
 import { ctx } from '../lib/context.mjs';
 
@@ -19,7 +19,8 @@ test('setup: build the server, create and load its MariaDB database, serve', { t
   process.env.GRAPHQL_INTROSPECTION = 'true';
   await server.start(records);
   const key = await server.apiKey(envA, 'graphql-clients');
-  Object.assign(ctx, { url: server.baseURL, graphqlURL: `${server.baseURL}/graphql`, key });
+  const keyB = await server.apiKey(envB, 'graphql-clients');
+  Object.assign(ctx, { url: server.baseURL, graphqlURL: `${server.baseURL}/graphql`, key, keyB });
 });
 
 after(async () => {
