@@ -1,0 +1,153 @@
+// The development playground as a person meets it: a real server built from the
+// checkout, opened in Debian's Chromium. The schema must load on first open (the demo
+// key goes with the introspection request), the example query must run, and the page
+// must fetch nothing from any host but the server. A failed step leaves a screenshot.
+
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+import { Server } from './lib/server.mjs';
+
+const chromiumPath = '/usr/bin/chromium';
+const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+const server = new Server();
+const s = {
+  profile: null, // the browser's fresh --user-data-dir
+  context: null,
+  page: null,
+  requests: [], // every URL the browser asked for
+  graphql: [], // { body, status, authorization, json } of each /graphql exchange
+  pageErrors: [], // uncaught exceptions and console errors (a CSP refusal is one)
+};
+
+/** step runs fn; when it fails, it saves a screenshot, prints its path and rethrows. */
+async function step(name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    if (s.page && !s.page.isClosed()) {
+      const file = join(tmpdir(), `playground-${name.replace(/\W+/g, '-')}-${Date.now()}.png`);
+      try {
+        await s.page.screenshot({ path: file, fullPage: true });
+        console.error(`screenshot of the failed step "${name}": ${file}`);
+      } catch (shotErr) {
+        console.error(`no screenshot of "${name}": ${shotErr.message}`);
+      }
+    }
+    throw err;
+  }
+}
+
+function needsSetup() {
+  if (!s.page) throw new Error('setup failed; see the first test');
+}
+
+/** loopback tells whether a URL stays on this machine (or inside the page). */
+function loopback(url) {
+  const u = new URL(url);
+  if (['data:', 'blob:', 'about:'].includes(u.protocol)) return true;
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+}
+
+test('setup: build and start the server, launch Chromium, open the playground', { timeout: 600_000 }, async () => {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(`${chromiumPath} is missing: install Debian's Chromium (apt-get install -y chromium); ` +
+      'this suite never downloads a browser');
+  }
+  await server.start();
+  s.profile = await mkdtemp(join(tmpdir(), 'playground-chromium-'));
+  s.context = await chromium.launchPersistentContext(s.profile, {
+    executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000,
+  });
+  s.context.on('request', (req) => s.requests.push(req.url()));
+  // Nothing leaves the machine even when it has a network: such a request fails here,
+  // and the last test reports it.
+  await s.context.route((url) => !loopback(url.href), (route) => route.abort('blockedbyclient'));
+  s.context.on('response', async (res) => {
+    const req = res.request();
+    if (new URL(req.url()).pathname !== '/graphql') return;
+    const entry = { body: req.postData() ?? '', status: res.status(), authorization: (await req.allHeaders()).authorization };
+    try { entry.json = await res.json(); } catch { /* not JSON */ }
+    s.graphql.push(entry);
+  });
+
+  s.page = s.context.pages()[0] ?? await s.context.newPage();
+  s.page.on('pageerror', (err) => s.pageErrors.push(`uncaught: ${err.message}`));
+  s.page.on('console', (msg) => { if (msg.type() === 'error') s.pageErrors.push(`console: ${msg.text()}`); });
+  await step('open', async () => {
+    const res = await s.page.goto(`${server.baseURL}/`, { waitUntil: 'load' });
+    assert.equal(res.status(), 200, 'GET / status');
+  });
+});
+
+test('the schema loads on first open, with the demo key in the header editor', { timeout: 60_000 }, async () => {
+  needsSetup();
+  const { page } = s;
+  await step('schema', async () => {
+    await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
+    const introspection = () => s.graphql.find((g) => g.body.includes('IntrospectionQuery'));
+    await waitFor(() => introspection(), 30_000, 'an introspection request');
+    const intro = introspection();
+    assert.equal(intro.status, 200, `introspection status; answer: ${JSON.stringify(intro.json)?.slice(0, 300)}`);
+    assert.equal(intro.authorization, `ApiKey ${server.apiKey}`, 'introspection sent the demo key');
+    assert.ok(intro.json?.data?.__schema, `introspection returned a schema: ${JSON.stringify(intro.json)?.slice(0, 300)}`);
+
+    const headers = page.locator('section.graphiql-editor-tool');
+    await headers.getByText(server.apiKey).waitFor({ timeout: 10_000 });
+
+    await page.locator('button[aria-label="Show Documentation Explorer"]').click();
+    const explorer = page.locator('.graphiql-doc-explorer');
+    await explorer.locator('a.graphiql-doc-explorer-type-name', { hasText: /^Query$/ }).click({ timeout: 10_000 });
+    await explorer.locator('a.graphiql-doc-explorer-field-name', { hasText: /^messages$/ }).waitFor({ timeout: 10_000 });
+  });
+});
+
+test('the default query runs and shows totalCount', { timeout: 60_000 }, async () => {
+  needsSetup();
+  const { page } = s;
+  await step('run', async () => {
+    const before = s.graphql.length;
+    await page.locator('.graphiql-execute-button').click();
+    const result = page.locator('.result-window');
+    await result.getByText('"totalCount"').waitFor({ timeout: 20_000 });
+    const run = s.graphql.slice(before).find((g) => g.body.includes('messages'));
+    assert.ok(run, 'the query went to /graphql');
+    assert.equal(run.status, 200, `query status; answer: ${JSON.stringify(run.json)?.slice(0, 300)}`);
+    assert.equal(run.json?.errors, undefined, `query errors: ${JSON.stringify(run.json?.errors)}`);
+    assert.ok(run.json?.data?.messages?.totalCount > 0, `totalCount of the demo data: ${JSON.stringify(run.json)?.slice(0, 300)}`);
+    assert.doesNotMatch(await result.innerText(), /"errors"/, 'the result pane shows no error');
+  });
+});
+
+test('the page asked nothing of any host but the server, and raised no error', async () => {
+  needsSetup();
+  await step('offline', async () => {
+    const elsewhere = s.requests.filter((url) => !loopback(url));
+    assert.deepEqual(elsewhere, [], 'requests to other hosts');
+    assert.ok(s.requests.some((url) => url.includes('/playground/assets/graphiql.min.js')), `the embedded GraphiQL was loaded: ${s.requests.join('\n')}`);
+    assert.deepEqual(s.pageErrors, [], 'page errors (a CSP refusal shows here)');
+  });
+});
+
+after(async () => {
+  await s.context?.close().catch((err) => console.error(`closing Chromium: ${err.message}`));
+  if (s.profile) await rm(s.profile, { recursive: true, force: true });
+  await server.stop();
+});
+
+/** waitFor polls until check() is truthy or the time is up. */
+async function waitFor(check, ms, what) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
