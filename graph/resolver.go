@@ -1,3 +1,7 @@
+// Package graph is the GraphQL API and the resolver layer both APIs end in: the
+// resolvers hold every rule (validation, defaults, tenancy, error codes), /v1 calls the
+// same methods; the gqlgen handler with its limits, error presenter and extensions
+// (idempotency of mutations, observability) lives here too.
 package graph
 
 //go:generate go tool gqlgen generate
