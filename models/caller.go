@@ -3,12 +3,19 @@ package models
 import "context"
 
 // Caller is the authenticated tenant of a request: the environment its API key is bound
-// to. Every read and write is filtered by it.
+// to. Every read and write is filtered by it. A subscriber session (the credential a
+// browser holds) narrows it further to one subscriber of that environment.
 type Caller struct {
 	KeyID          string
 	EnvironmentID  string
 	OrganizationID string
+	// SubscriberID is the external id of the subscriber a session token is scoped to, ""
+	// for an API key. With it, the caller reads and marks that subscriber's messages only.
+	SubscriberID string
 }
+
+// Scoped reports whether the caller holds a subscriber session rather than an API key.
+func (c Caller) Scoped() bool { return c.SubscriberID != "" }
 
 type callerKey struct{}
 
