@@ -127,6 +127,29 @@ test('the default query runs and shows totalCount', { timeout: 60_000 }, async (
   });
 });
 
+test('a key typed into the header editor replaces the configured one', { timeout: 60_000 }, async () => {
+  needsSetup();
+  const { page } = s;
+  await step('override', async () => {
+    const errorsBefore = s.pageErrors.length;
+    await page.evaluate(() => {
+      // The tool section holds the variables editor too, hidden while headers show.
+      document.querySelector('section.graphiql-editor-tool .graphiql-editor:not(.hidden) .CodeMirror').CodeMirror
+        .setValue('{"authorization": "ApiKey not-a-key"}');
+    });
+    const before = s.graphql.length;
+    await page.locator('.graphiql-execute-button').click();
+    await waitFor(() => s.graphql.slice(before).some((g) => g.body.includes('messages')), 20_000, 'the query with the typed key');
+    const run = s.graphql.slice(before).find((g) => g.body.includes('messages'));
+    assert.equal(run.authorization, 'ApiKey not-a-key', 'the typed key was sent, alone');
+    assert.notEqual(run.status, 200, `a wrong key is refused: ${JSON.stringify(run.json)?.slice(0, 300)}`);
+    // Not the demo key, on purpose: neither this request nor Chromium's report of its 401
+    // is a fault for the last test.
+    s.graphql.splice(before);
+    s.pageErrors = [...s.pageErrors.slice(0, errorsBefore), ...s.pageErrors.slice(errorsBefore).filter((e) => !e.includes('status of 401'))];
+  });
+});
+
 test('the page asked nothing of any host but the server, and raised no error', async () => {
   needsSetup();
   await step('offline', async () => {
@@ -134,6 +157,8 @@ test('the page asked nothing of any host but the server, and raised no error', a
     assert.deepEqual(elsewhere, [], 'requests to other hosts');
     assert.ok(s.requests.some((url) => url.includes('/playground/assets/graphiql.min.js')), `the embedded GraphiQL was loaded: ${s.requests.join('\n')}`);
     assert.deepEqual(s.pageErrors, [], 'page errors (a CSP refusal shows here)');
+    const keyless = s.graphql.filter((g) => g.authorization !== `ApiKey ${server.apiKey}`);
+    assert.deepEqual(keyless.map((g) => g.body.slice(0, 80)), [], '/graphql requests without the demo key');
   });
 });
 
