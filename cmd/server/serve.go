@@ -9,11 +9,11 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
 	"github.com/urfave/cli/v3"
 
 	"messages/cmd/server/edge"
 	"messages/graph"
+	"messages/graph/playground"
 	"messages/models"
 	"messages/rest"
 )
@@ -218,7 +218,9 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		if demoKey != "" {
 			headers["Authorization"] = "ApiKey " + demoKey
 		}
-		mux.Handle("GET /{$}", playground.HandlerWithHeaders("Messages GraphQL", "/graphql", nil, headers))
+		pg := playground.Handler(playground.Options{Title: "Messages GraphQL", Endpoint: "/graphql", Headers: headers})
+		mux.Handle("GET /{$}", pg)
+		mux.Handle("GET "+playground.AssetPath, pg)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path))
