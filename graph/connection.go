@@ -16,6 +16,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"messages/graph/model"
 	"messages/models"
 )
 
@@ -171,16 +172,19 @@ func parseConnectionArgs(secret []byte, environmentID string, channel *models.Ch
 }
 
 // newConnection turns the store's page into the GraphQL shape, signing a cursor per edge.
-func newConnection(signer *cursorSigner, page *models.MessagesConnectionPage) *models.MessageConnection {
-	c := &models.MessageConnection{
+// hasPreviousPage is exact without a query: after a cursor, the message it names comes
+// before the page (messages are never deleted); without one, nothing does.
+func newConnection(a connectionArgs, page *models.MessagesConnectionPage) *model.MessageConnection {
+	c := &model.MessageConnection{
 		Edges:      make([]*models.MessageEdge, len(page.Messages)),
-		PageInfo:   models.PageInfo{HasNextPage: page.HasNextPage},
+		PageInfo:   model.PageInfo{HasNextPage: page.HasNextPage, HasPreviousPage: a.after != nil},
 		TotalCount: page.TotalCount,
 	}
 	for i, m := range page.Messages {
-		c.Edges[i] = &models.MessageEdge{Cursor: signer.encode(models.KeysetOf(m)), Node: m}
+		c.Edges[i] = &models.MessageEdge{Cursor: a.cursors.encode(models.KeysetOf(m)), Node: m}
 	}
 	if n := len(c.Edges); n > 0 {
+		c.PageInfo.StartCursor = &c.Edges[0].Cursor
 		c.PageInfo.EndCursor = &c.Edges[n-1].Cursor
 	}
 	return c

@@ -7,8 +7,14 @@ package graph
 
 import (
 	"context"
+	"messages/graph/model"
 	"messages/models"
 )
+
+// ID is the resolver for the id field.
+func (r *messageResolver) ID(ctx context.Context, obj *models.Message) (string, error) {
+	return globalID(typeMessage, obj.ID), nil
+}
 
 // MarkMessageAction is the resolver for the markMessageAction field.
 func (r *mutationResolver) MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error) {
@@ -21,6 +27,20 @@ func (r *mutationResolver) MarkMessageAction(ctx context.Context, subscriberID s
 		return nil, err
 	}
 	return r.Store.MarkMessageAction(ctx, caller.EnvironmentID, action)
+}
+
+// Node is the resolver for the node field.
+func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
+	nodes, err := r.resolveNodes(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	return nodes[0], nil
+}
+
+// Nodes is the resolver for the nodes field.
+func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, error) {
+	return r.resolveNodes(ctx, ids)
 }
 
 // Messages is the resolver for the messages field.
@@ -37,7 +57,7 @@ func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelTyp
 }
 
 // MessagesConnection is the resolver for the messagesConnection field.
-func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*models.MessageConnection, error) {
+func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*model.MessageConnection, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -50,8 +70,21 @@ func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.
 	if err != nil {
 		return nil, err
 	}
-	return newConnection(args.cursors, page), nil
+	return newConnection(args, page), nil
 }
+
+// ID is the resolver for the id field.
+func (r *subscriberResolver) ID(ctx context.Context, obj *models.Subscriber) (string, error) {
+	return globalID(typeSubscriber, obj.ID), nil
+}
+
+// ID is the resolver for the id field.
+func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string, error) {
+	return globalID(typeTemplate, obj.ID), nil
+}
+
+// Message returns MessageResolver implementation.
+func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -59,7 +92,16 @@ func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscriber returns SubscriberResolver implementation.
+func (r *Resolver) Subscriber() SubscriberResolver { return &subscriberResolver{r} }
+
+// Template returns TemplateResolver implementation.
+func (r *Resolver) Template() TemplateResolver { return &templateResolver{r} }
+
 type (
-	mutationResolver struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	messageResolver    struct{ *Resolver }
+	mutationResolver   struct{ *Resolver }
+	queryResolver      struct{ *Resolver }
+	subscriberResolver struct{ *Resolver }
+	templateResolver   struct{ *Resolver }
 )
