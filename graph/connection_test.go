@@ -450,3 +450,62 @@ func TestMessagesConnectionStatements(t *testing.T) {
 		})
 	})
 }
+
+// pageInfo is PageInfo with every field, as a test compares it.
+type pageInfo struct {
+	HasNextPage, HasPreviousPage bool
+	StartCursor, EndCursor       *string
+}
+
+// TestMessagesConnectionPageInfo checks PageInfo on first, later, last and empty pages:
+// startCursor and endCursor are the first and last edges' cursors (null on an empty page),
+// hasPreviousPage is true exactly when the page follows a cursor.
+func TestMessagesConnectionPageInfo(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		f := newConnectionFixture(t, s)
+		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
+		query := `query($sub: String, $first: Int, $after: String) { messagesConnection(subscriberId: $sub, first: $first, after: $after) {
+			edges { cursor } pageInfo { hasNextPage hasPreviousPage startCursor endCursor } } }`
+		ask := func(t *testing.T, sub string, first int, after *string) pageInfo {
+			t.Helper()
+			var got struct {
+				MessagesConnection struct{ PageInfo pageInfo }
+			}
+			vars := map[string]any{"first": first, "after": after}
+			if sub != "" {
+				vars["sub"] = sub
+			}
+			decode(t, post(t, endpoint, query, vars), &got)
+			return got.MessagesConnection.PageInfo
+		}
+		// Every cursor of the list, in its order: cursors are deterministic, so a page's
+		// are the same as the whole list's.
+		var cursors []string
+		for _, e := range connect(t, endpoint, nil, 1000, nil).Edges {
+			cursors = append(cursors, e.Cursor)
+		}
+		n := len(cursors)
+		at := func(i int) *string { return &cursors[i] }
+		tests := []struct {
+			name  string
+			sub   string
+			first int
+			after *string
+			want  pageInfo
+		}{
+			{"connection200FirstPage", "", 3, nil, pageInfo{HasNextPage: true, StartCursor: at(0), EndCursor: at(2)}},
+			{"connection200FirstPageIsAll", "", 1000, nil, pageInfo{StartCursor: at(0), EndCursor: at(n - 1)}},
+			{"connection200LaterPage", "", 3, at(2), pageInfo{HasNextPage: true, HasPreviousPage: true, StartCursor: at(3), EndCursor: at(5)}},
+			{"connection200LastPage", "", 3, at(n - 3), pageInfo{HasPreviousPage: true, StartCursor: at(n - 2), EndCursor: at(n - 1)}},
+			{"connection200EmptyPageAfterTheLast", "", 3, at(n - 1), pageInfo{HasPreviousPage: true}},
+			{"connection200EmptyPageUnknownSubscriber", "sub-nobody", 3, nil, pageInfo{}},
+		}
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				if diff := cmp.Diff(tt.want, ask(t, tt.sub, tt.first, tt.after)); diff != "" {
+					t.Errorf("pageInfo (-want +got):\n%s", diff)
+				}
+			})
+		}
+	})
+}
