@@ -19,6 +19,8 @@ var codes = map[string]string{
 	models.EMALFORMED:    "BAD_USER_INPUT",
 	models.ENOTFOUND:     "NOT_FOUND",
 	models.EUNAUTHORIZED: "UNAUTHENTICATED",
+	models.EFORBIDDEN:    "FORBIDDEN",
+	models.ERATELIMITED:  "RATE_LIMITED",
 	models.ECONFLICT:     "CONFLICT",
 	models.EUNAVAILABLE:  "SERVICE_UNAVAILABLE",
 	models.EINTERNAL:     "INTERNAL_SERVER_ERROR",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/session"
 )
 
 // Resolver holds every dependency of the resolvers, built once by main and shared by the
@@ -23,4 +24,6 @@ type Resolver struct {
 	// CursorSecret signs messagesConnection cursors; empty means a random per-process
 	// secret, whose cursors do not survive a restart or work on another instance.
 	CursorSecret []byte
+	// Sessions issues and verifies subscriber session tokens.
+	Sessions *session.Signer
 }

@@ -26,6 +26,10 @@ func (r *mutationResolver) MarkMessageAction(ctx context.Context, subscriberID s
 	if err != nil {
 		return nil, err
 	}
+	if caller.Scoped() && subscriberID != caller.SubscriberID {
+		// Another subscriber's messages do not exist for a session.
+		return nil, models.Errorf(models.ENOTFOUND, "message not found")
+	}
 	return r.Store.MarkMessageAction(ctx, caller.EnvironmentID, action)
 }
 
@@ -49,6 +53,9 @@ func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelTyp
 	if err != nil {
 		return nil, err
 	}
+	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
+		return nil, err
+	}
 	filter, p, err := parseListArgs(channel, subscriberID, transactionID, page, limit)
 	if err != nil {
 		return nil, err
@@ -60,6 +67,9 @@ func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelTyp
 func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*model.MessageConnection, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
+		return nil, err
+	}
+	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
 		return nil, err
 	}
 	args, err := parseConnectionArgs(r.cursorSecret(), caller.EnvironmentID, channel, subscriberID, transactionID, first, after)

@@ -140,3 +140,22 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
 	}
 	return Caller{KeyID: row.ID, EnvironmentID: row.EnvironmentID, OrganizationID: row.OrganizationID}, nil
 }
+
+// SessionCaller returns the caller of a subscriber session issued by the API key keyID of
+// environmentID, or an unauthorized error when that key was revoked (or never existed):
+// revoking a key ends the sessions it issued.
+func (s *Store) SessionCaller(ctx context.Context, environmentID, keyID, subscriberID string) (Caller, error) {
+	var organizationID string
+	err := s.conn(ctx).Table("api_keys").
+		Select("environments.organization_id").
+		Joins("JOIN environments ON environments.id = api_keys.environment_id").
+		Where("api_keys.environment_id = ? AND api_keys.id = ? AND api_keys.revoked_at IS NULL", environmentID, keyID).
+		Take(&organizationID).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return Caller{}, Errorf(EUNAUTHORIZED, "session token is no longer valid: the API key that issued it was revoked")
+	}
+	if err != nil {
+		return Caller{}, err
+	}
+	return Caller{KeyID: keyID, EnvironmentID: environmentID, OrganizationID: organizationID, SubscriberID: subscriberID}, nil
+}

@@ -11,7 +11,9 @@ const (
 	EINVALID      = "invalid"      // input failed validation: 422, BAD_USER_INPUT
 	EMALFORMED    = "malformed"    // the request body could not be read: 400, BAD_USER_INPUT
 	ENOTFOUND     = "not_found"    // no such record in the caller's environment: 404, NOT_FOUND
-	EUNAUTHORIZED = "unauthorized" // no valid API key: 401, UNAUTHENTICATED
+	EUNAUTHORIZED = "unauthorized" // no valid API key or session token: 401, UNAUTHENTICATED
+	EFORBIDDEN    = "forbidden"    // the credential may not do this: 403, FORBIDDEN
+	ERATELIMITED  = "rate_limited" // too many requests; retry later: 429, RATE_LIMITED
 	ECONFLICT     = "conflict"     // the request collides with another: 409
 	EUNAVAILABLE  = "unavailable"  // a dependency is down; retry later: 503
 	EINTERNAL     = "internal"     // anything uncoded: 500, INTERNAL_SERVER_ERROR

@@ -46,34 +46,12 @@ type actionBody struct {
 // resolver validates everything else.
 func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error) {
 	var b actionBody
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return b, &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}
-		}
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return b, &statusError{http.StatusRequestEntityTooLarge, "request body is larger than 1 MiB"}
-	}
-	if err != nil {
-		return b, models.Errorf(models.EMALFORMED, "request body could not be read")
-	}
 	var fields struct {
 		Status  json.RawMessage `json:"status"`
 		Payload json.RawMessage `json:"payload"`
 	}
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return b, models.Errorf(models.EMALFORMED, "request body must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
-	if err := dec.Decode(&fields); err != nil {
-		return b, models.Errorf(models.EMALFORMED, "request body is not valid JSON")
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return b, models.Errorf(models.EMALFORMED, "request body has data after the JSON object")
+	if err := readJSONObject(w, r, &fields); err != nil {
+		return b, err
 	}
 	if len(fields.Status) > 0 && !bytes.Equal(fields.Status, []byte("null")) {
 		var s string
@@ -90,4 +68,35 @@ func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error)
 		return b, models.Errorf(models.EMALFORMED, "request body is not valid JSON")
 	}
 	return b, nil
+}
+
+// readJSONObject decodes a request body that must be one JSON object into v: another
+// media type is 415, over MaxBodyBytes 413, anything but one object 400.
+func readJSONObject(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}
+		}
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return &statusError{http.StatusRequestEntityTooLarge, "request body is larger than 1 MiB"}
+	}
+	if err != nil {
+		return models.Errorf(models.EMALFORMED, "request body could not be read")
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return models.Errorf(models.EMALFORMED, "request body must be a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	if err := dec.Decode(v); err != nil {
+		return models.Errorf(models.EMALFORMED, "request body is not valid JSON")
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return models.Errorf(models.EMALFORMED, "request body has data after the JSON object")
+	}
+	return nil
 }

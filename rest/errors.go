@@ -16,6 +16,8 @@ var statuses = map[string]int{
 	models.EMALFORMED:    http.StatusBadRequest,
 	models.ENOTFOUND:     http.StatusNotFound,
 	models.EUNAUTHORIZED: http.StatusUnauthorized,
+	models.EFORBIDDEN:    http.StatusForbidden,
+	models.ERATELIMITED:  http.StatusTooManyRequests,
 	models.ECONFLICT:     http.StatusConflict,
 	models.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	models.EINTERNAL:     http.StatusInternalServerError,

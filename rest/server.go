@@ -32,6 +32,8 @@ func (s *Server) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/messages", s.listMessages)
 	mux.HandleFunc(markActionPattern, s.markMessageAction)
+	mux.HandleFunc("POST /v1/inbox/session", s.createSession)
+	mux.HandleFunc("/v1/inbox/session", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/messages", s.methodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"messages/graph"
 	"messages/graph/playground"
 	"messages/models"
+	"messages/models/session"
 	"messages/rest"
 )
 
@@ -34,6 +35,11 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
 			&cli.DurationFlag{Name: "count-cache-ttl", Usage: "how long a list's totalCount may be reused for the same environment and filter (0: count on every request)", Value: models.DefaultCountTTL, Sources: cli.EnvVars("COUNT_CACHE_TTL")},
 			&cli.StringFlag{Name: "cursor-secret", Usage: "secret that signs messagesConnection cursors; set the same value on every instance (unset: random per process, cursors die with it)", Sources: cli.EnvVars("CURSOR_SECRET")},
+			&cli.StringFlag{Name: "session-secret", Usage: "secret (at least 32 bytes) that signs subscriber session tokens; set the same value on every instance (unset: random per process, sessions die with it)", Sources: cli.EnvVars("SESSION_SECRET")},
+			&cli.StringFlag{Name: "session-secret-previous", Usage: "the secret session tokens were signed with before the current one: still accepted, so a rotation ends no session", Sources: cli.EnvVars("SESSION_SECRET_PREVIOUS")},
+			&cli.FloatFlag{Name: "session-rate-limit", Usage: "requests per second allowed to each subscriber session, on top of its environment's limit", Value: edge.DefaultSessionRateLimit, Sources: cli.EnvVars("SESSION_RATE_LIMIT")},
+			&cli.IntFlag{Name: "session-rate-burst", Usage: "requests a subscriber session may send at once", Value: edge.DefaultSessionRateBurst, Sources: cli.EnvVars("SESSION_RATE_BURST")},
+			&cli.StringFlag{Name: "cors-allowed-origins", Usage: "comma-separated browser origins allowed to call /graphql and /v1 (https://app.example.com; * for any); in development any http://localhost:* and http://127.0.0.1:* origin is allowed too", Sources: cli.EnvVars("CORS_ALLOWED_ORIGINS")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -48,6 +54,9 @@ func (a *app) serveCommand() *cli.Command {
 				countTTL:       cmd.Duration("count-cache-ttl"),
 				cursorSecret:   cmd.String("cursor-secret"),
 				rateLimit:      edge.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
+				sessionLimit:   edge.RateLimitOptions{Rate: cmd.Float("session-rate-limit"), Burst: cmd.Int("session-rate-burst"), RedisURL: cmd.String("redis-url")},
+				sessionSecrets: [][]byte{[]byte(cmd.String("session-secret")), []byte(cmd.String("session-secret-previous"))},
+				cors:           edge.CORSOptions{AllowedOrigins: edge.ParseOrigins(cmd.String("cors-allowed-origins")), AllowLocalhost: c.development()},
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 			})
 		},
@@ -61,6 +70,10 @@ type serveOptions struct {
 	countTTL       time.Duration
 	cursorSecret   string
 	rateLimit      edge.RateLimitOptions
+	sessionLimit   edge.RateLimitOptions
+	// sessionSecrets sign (the first) and verify (all) session tokens.
+	sessionSecrets [][]byte
+	cors           edge.CORSOptions
 	idempotency    edge.IdempotencyOptions
 }
 
@@ -81,6 +94,23 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return usageError{err}
 	}
 	defer limiter.Close()
+	o.sessionLimit.Now = now
+	o.sessionLimit.RedisKeyPrefix = edge.DefaultRedisKeyPrefix + "session:"
+	sessionLimiter, err := edge.NewRateLimiter(o.sessionLimit, logger)
+	if err != nil {
+		return usageError{err}
+	}
+	defer sessionLimiter.Close()
+	if len(o.sessionSecrets) == 0 || len(o.sessionSecrets[0]) == 0 {
+		o.sessionSecrets = [][]byte{session.RandomSecret()}
+		if !c.development() {
+			logger.Warn("SESSION_SECRET is not set: session tokens are signed with a random secret, die with this process and work on no other instance")
+		}
+	}
+	sessions, err := session.NewSigner(now, o.sessionSecrets...)
+	if err != nil {
+		return usageError{fmt.Errorf("--session-secret: %w", err)}
+	}
 	tracer, err := newTracing(ctx, logger)
 	if err != nil {
 		return usageError{err}
@@ -120,14 +150,15 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	store.CountTTL = o.countTTL
 	store.Now = now
 
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret)}
+	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	obs, err := newObservability(store, limiter, idempotency, tracer)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
-	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, idempotency: idempotency, timeout: o.requestTimeout, obs: obs}))
+	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors),
+		idempotency: idempotency, timeout: o.requestTimeout, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
 		// Plain lines, not log records, so they paste as they are.
@@ -183,10 +214,12 @@ func shutdown(srv *http.Server, errc <-chan error, logger *slog.Logger) error {
 
 // guards are the edge's shared state and settings, built once by serve.
 type guards struct {
-	limiter     *edge.RateLimiter
-	idempotency *edge.Idempotency
-	timeout     time.Duration
-	obs         *observability
+	limiter        *edge.RateLimiter
+	sessionLimiter *edge.RateLimiter
+	cors           edge.Middleware
+	idempotency    *edge.Idempotency
+	timeout        time.Duration
+	obs            *observability
 }
 
 // routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
@@ -198,7 +231,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
 	e := edge.New(edge.Options{
 		Logger: r.Logger, Now: r.Now, Auth: r,
-		Limiter: g.limiter, Idempotency: g.idempotency, Timeout: g.timeout,
+		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Idempotency: g.idempotency, Timeout: g.timeout,
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,
 	})

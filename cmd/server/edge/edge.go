@@ -47,6 +47,11 @@ type Options struct {
 	Auth Authenticator
 	// Limiter is the rate limit per environment; nil means none.
 	Limiter *RateLimiter
+	// SessionLimiter is the rate limit per subscriber session, on top of the
+	// environment's; nil means none.
+	SessionLimiter *RateLimiter
+	// CORS answers browsers on other origins; nil means none are allowed.
+	CORS Middleware
 	// Idempotency holds idempotency keys; nil means keys are ignored.
 	Idempotency *Idempotency
 	// Timeout is the deadline of one request's work; 0 means none.
@@ -91,7 +96,8 @@ func New(o Options) *Edge {
 }
 
 // Around wraps every route: metrics (with tracing inside, so spans see the route), the
-// request log, panic recovery and compression, in that order. routers are the
+// request log, panic recovery, compression and CORS, in that order: a preflight is
+// answered before any mount's authentication, and still logged and measured. routers are the
 // ServeMuxes under next, outermost first, that name a request's route for metrics;
 // handlers that are not a Router are skipped.
 func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
@@ -107,6 +113,7 @@ func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 		Log(e.o.Logger, e.o.Now),
 		Recover(e.o.Logger, e.o.Now, e.o.Errors),
 		Compress(),
+		e.o.CORS,
 	)
 }
 
@@ -119,7 +126,7 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 		MountErrors(m.Errors),
 		Deadline(e.o.Timeout),
 		Authenticate(e.o.Auth, m.Errors),
-		RateLimit(e.o.Limiter, m.Errors),
+		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
 	}
 	if m.Idempotency != nil {
 		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))

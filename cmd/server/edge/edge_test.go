@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -38,6 +39,13 @@ func (keys) Authenticate(_ context.Context, key string) (models.Caller, error) {
 		return models.Caller{}, models.Errorf(models.EUNAUTHORIZED, "unknown key")
 	}
 	return models.Caller{EnvironmentID: "env-1"}, nil
+}
+
+func (keys) AuthenticateSession(_ context.Context, token string) (models.Caller, error) {
+	if sub, ok := strings.CutSuffix(token, "-token"); ok {
+		return models.Caller{EnvironmentID: "env-1", SubscriberID: sub}, nil
+	}
+	return models.Caller{}, models.Errorf(models.EUNAUTHORIZED, "session token is malformed")
 }
 
 // A mount's refusals and a panic inside it are written by the mount's own writer; a

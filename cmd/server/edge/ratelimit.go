@@ -23,6 +23,11 @@ const (
 	DefaultRateLimit = 50.0
 	// DefaultRateBurst is the bucket size: requests a rested environment may send at once.
 	DefaultRateBurst = 100
+	// DefaultSessionRateLimit is the sustained requests per second of one subscriber
+	// session: an inbox polls and marks, a script does not.
+	DefaultSessionRateLimit = 5.0
+	// DefaultSessionRateBurst is what a session may send at once (a page load's queries).
+	DefaultSessionRateBurst = 20
 	// DefaultRedisTimeout bounds a Redis round trip before the request passes unlimited.
 	DefaultRedisTimeout = 100 * time.Millisecond
 	// DefaultRedisKeyPrefix namespaces the buckets in a Redis shared with other uses.
@@ -171,9 +176,11 @@ func (l *RateLimiter) take(ctx context.Context, env string) (decision, bool) {
 	return decision{}, false
 }
 
-// RateLimit takes a token from the caller's environment bucket before next runs. It must
-// sit inside Authenticate, which puts the caller in the context; without one it answers
-// 401, so a wiring mistake fails closed. A nil limiter disables rate limiting.
+// RateLimit takes a token from the caller's environment bucket before next runs and, for
+// a subscriber session, one from that session's own bucket in sessions as well, so one
+// browser cannot spend its environment's allowance. It must sit inside Authenticate,
+// which puts the caller in the context; without one it answers 401, so a wiring mistake
+// fails closed. A nil limiter disables that limit.
 //
 // Headers follow the IETF httpapi draft "RateLimit header fields for HTTP" in its
 // three-field form (draft-ietf-httpapi-ratelimit-headers-07), all in whole numbers:
@@ -188,9 +195,9 @@ func (l *RateLimiter) take(ctx context.Context, env string) (decision, bool) {
 // errs writes. A refused request takes no token. When Redis cannot be asked the request
 // passes without RateLimit fields: values the server does not know would mislead
 // clients that pace themselves by them.
-func RateLimit(l *RateLimiter, errs ErrorWriter) Middleware {
+func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 	return func(next http.Handler) http.Handler {
-		if l == nil {
+		if l == nil && sessions == nil {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -199,26 +206,52 @@ func RateLimit(l *RateLimiter, errs ErrorWriter) Middleware {
 				errs.WriteError(w, r, err)
 				return
 			}
-			d, ok := l.take(r.Context(), caller.EnvironmentID)
-			if !ok {
-				next.ServeHTTP(w, r)
-				return
+			// The session's bucket first: it is the likelier to refuse, and then the
+			// environment keeps its token. Headers describe the session's bucket, the one
+			// a browser paces itself by.
+			var shown *decision
+			if caller.Scoped() && sessions != nil {
+				if d, ok := sessions.take(r.Context(), caller.EnvironmentID+"/"+caller.SubscriberID); ok {
+					if !d.allowed {
+						sessions.refuse(w, r, d, "this subscriber session", errs)
+						return
+					}
+					shown = &d
+				}
 			}
-			h := w.Header()
-			h.Set("RateLimit-Limit", strconv.Itoa(d.limit))
-			h.Set("RateLimit-Remaining", strconv.Itoa(max(d.remaining, 0)))
-			h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.reset), 10))
-			if d.allowed {
-				next.ServeHTTP(w, r)
-				return
+			if l != nil {
+				if d, ok := l.take(r.Context(), caller.EnvironmentID); ok {
+					if !d.allowed {
+						l.refuse(w, r, d, "this environment", errs)
+						return
+					}
+					if shown == nil {
+						shown = &d
+					}
+				}
 			}
-			l.refused.Add(1)
-			retry := max(ceilSeconds(d.retryAfter), 1)
-			h.Set("Retry-After", strconv.FormatInt(retry, 10))
-			errs.WriteError(w, r, &StatusError{http.StatusTooManyRequests,
-				fmt.Sprintf("rate limit exceeded for this environment: retry after %d s", retry)})
+			if shown != nil {
+				shown.setHeaders(w.Header())
+			}
+			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// setHeaders writes the RateLimit fields of d.
+func (d decision) setHeaders(h http.Header) {
+	h.Set("RateLimit-Limit", strconv.Itoa(d.limit))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(d.remaining, 0)))
+	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.reset), 10))
+}
+
+// refuse answers 429 with Retry-After and the bucket's fields, and counts the refusal.
+func (l *RateLimiter) refuse(w http.ResponseWriter, r *http.Request, d decision, whose string, errs ErrorWriter) {
+	l.refused.Add(1)
+	d.setHeaders(w.Header())
+	retry := max(ceilSeconds(d.retryAfter), 1)
+	w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
+	errs.WriteError(w, r, models.Errorf(models.ERATELIMITED, "rate limit exceeded for %s: retry after %d s", whose, retry))
 }
 
 // ceilSeconds rounds d up to whole seconds, never below 0. Both bucket kinds compute in

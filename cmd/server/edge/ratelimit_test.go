@@ -72,7 +72,7 @@ func envAPI(t testing.TB, o edge.RateLimitOptions) (*httptest.Server, *edge.Rate
 		t.Fatal(err)
 	}
 	ok := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) })
-	limited := edge.RateLimit(l, v1Errors())(ok)
+	limited := edge.RateLimit(l, nil, v1Errors())(ok)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		caller := models.Caller{EnvironmentID: r.Header.Get("X-Environment")}
 		limited.ServeHTTP(w, r.WithContext(models.WithCaller(r.Context(), caller)))
@@ -140,7 +140,7 @@ func TestRateLimitWithoutCallerFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	edge.RateLimit(l, v1Errors())(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/messages", nil))
+	edge.RateLimit(l, nil, v1Errors())(http.NotFoundHandler()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/messages", nil))
 	if rec.Code != http.StatusUnauthorized {
 		t.Errorf("status %d, want 401", rec.Code)
 	}

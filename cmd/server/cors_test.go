@@ -1,0 +1,105 @@
+package main
+
+import (
+	"net/http"
+	"os"
+	"strings"
+	"testing"
+
+	"messages/models"
+)
+
+// corsRequest sends method to path from origin; a preflight asks for a POST with the
+// headers a GraphQL client sends.
+func corsRequest(t *testing.T, base, method, path, origin, key string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Origin", origin)
+	if method == http.MethodOptions {
+		req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+		req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,idempotency-key")
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "ApiKey "+key)
+	}
+	res, err := e2eClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+func TestCORS(t *testing.T) {
+	w := newSessionWorld(t, models.DialectSQLite, "--cors-allowed-origins", "https://app.example.com, https://admin.example.com")
+	for _, path := range []string{"/graphql", "/v1/messages", "/v1/inbox/session"} {
+		t.Run("preflight204AllowedOrigin"+path, func(t *testing.T) {
+			res := corsRequest(t, w.srv.base, http.MethodOptions, path, "https://app.example.com", "")
+			allowHeaders := strings.ToLower(res.Header.Get("Access-Control-Allow-Headers"))
+			if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+				!strings.Contains(allowHeaders, "authorization") || !strings.Contains(allowHeaders, "idempotency-key") ||
+				!strings.Contains(strings.Join(res.Header.Values("Vary"), ","), "Origin") {
+				t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
+			}
+		})
+		t.Run("preflightRefusedOrigin"+path, func(t *testing.T) {
+			res := corsRequest(t, w.srv.base, http.MethodOptions, path, "https://evil.example.net", "")
+			if res.Header.Get("Access-Control-Allow-Origin") != "" || res.StatusCode == http.StatusUnauthorized {
+				t.Errorf("preflight from a refused origin: %d %v", res.StatusCode, res.Header)
+			}
+		})
+	}
+	t.Run("get200AllowedOriginExposesHeaders", func(t *testing.T) {
+		res := corsRequest(t, w.srv.base, http.MethodGet, "/v1/messages", "https://admin.example.com", w.key)
+		exposed := strings.ToLower(res.Header.Get("Access-Control-Expose-Headers"))
+		for _, h := range []string{"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "x-request-id", "idempotency-replay"} {
+			if !strings.Contains(exposed, h) {
+				t.Errorf("Access-Control-Expose-Headers %q lacks %s", exposed, h)
+			}
+		}
+		if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "https://admin.example.com" {
+			t.Errorf("GET: %d, Allow-Origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	})
+	t.Run("get200RefusedOriginNoCORSHeaders", func(t *testing.T) {
+		res := corsRequest(t, w.srv.base, http.MethodGet, "/v1/messages", "https://evil.example.net", w.key)
+		if res.Header.Get("Access-Control-Allow-Origin") != "" || !strings.Contains(strings.Join(res.Header.Values("Vary"), ","), "Origin") {
+			t.Errorf("GET from a refused origin: Allow-Origin %q, Vary %q", res.Header.Get("Access-Control-Allow-Origin"), res.Header.Values("Vary"))
+		}
+	})
+	t.Run("get401StillCarriesCORS", func(t *testing.T) {
+		// A browser can read why it was refused.
+		res := corsRequest(t, w.srv.base, http.MethodGet, "/v1/messages", "https://app.example.com", "")
+		if res.StatusCode != http.StatusUnauthorized || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+			t.Errorf("401: %d, Allow-Origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	})
+	t.Run("localhostRefusedInProduction", func(t *testing.T) {
+		res := corsRequest(t, w.srv.base, http.MethodOptions, "/graphql", "http://localhost:3000", "")
+		if res.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("production allowed a localhost origin it was not given")
+		}
+	})
+}
+
+// In development any http://localhost and http://127.0.0.1 origin may call the APIs, and
+// nothing else unless configured.
+func TestCORSDevelopmentAllowsLocalhost(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("DATABASE_URL", "")
+	os.Unsetenv("DATABASE_URL")
+	t.Setenv("APP_ENV", "development")
+	srv := start(t)
+	for origin, allowed := range map[string]bool{
+		"http://localhost:3000": true, "http://127.0.0.1:5173": true, "http://localhost": true,
+		"https://localhost:3000": false, "http://localhost.evil.net": false, "http://example.com": false,
+	} {
+		res := corsRequest(t, srv.base, http.MethodOptions, "/graphql", origin, "")
+		if got := res.Header.Get("Access-Control-Allow-Origin") == origin; got != allowed {
+			t.Errorf("origin %s: allowed %v, want %v", origin, got, allowed)
+		}
+	}
+}

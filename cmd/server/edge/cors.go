@@ -1,0 +1,69 @@
+package edge
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/rs/cors"
+)
+
+// CORSOptions say which browser origins may call the APIs.
+type CORSOptions struct {
+	// AllowedOrigins are exact origins ("https://app.example.com"); "*" allows any.
+	AllowedOrigins []string
+	// AllowLocalhost also allows any port of http://localhost and http://127.0.0.1, the
+	// origins of a frontend in development.
+	AllowLocalhost bool
+}
+
+// CORS answers cross-origin requests from the allowed origins: a preflight gets 204
+// before authentication runs (a browser sends no credentials with it), and real
+// responses carry Access-Control-Allow-Origin and the headers a client reads (rate
+// limits, Retry-After, the request id, idempotent replays). Every response says
+// Vary: Origin. Other origins get no Access-Control header, so the browser refuses them.
+// It returns nil, no guard, when no origin is allowed.
+func CORS(o CORSOptions) Middleware {
+	if len(o.AllowedOrigins) == 0 && !o.AllowLocalhost {
+		return nil
+	}
+	exact := map[string]bool{}
+	anyOrigin := false
+	for _, origin := range o.AllowedOrigins {
+		origin = strings.TrimSuffix(strings.TrimSpace(origin), "/")
+		anyOrigin = anyOrigin || origin == "*"
+		exact[strings.ToLower(origin)] = true
+	}
+	c := cors.New(cors.Options{
+		AllowOriginFunc: func(origin string) bool {
+			return anyOrigin || exact[strings.ToLower(origin)] || (o.AllowLocalhost && isLocalhost(origin))
+		},
+		AllowedMethods:       []string{http.MethodGet, http.MethodPost, http.MethodHead},
+		AllowedHeaders:       []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"},
+		ExposedHeaders:       []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotency-Replay"},
+		MaxAge:               600,
+		OptionsSuccessStatus: http.StatusNoContent,
+	})
+	return c.Handler
+}
+
+// isLocalhost reports whether origin is http://localhost or http://127.0.0.1 on any port.
+func isLocalhost(origin string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Scheme != "http" || u.Path != "" || u.User != nil {
+		return false
+	}
+	host := u.Hostname()
+	return host == "localhost" || host == "127.0.0.1"
+}
+
+// ParseOrigins reads a comma-separated list of origins, as CORS_ALLOWED_ORIGINS holds it.
+func ParseOrigins(list string) []string {
+	var out []string
+	for _, o := range strings.Split(list, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	return out
+}
