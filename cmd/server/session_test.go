@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -248,6 +249,18 @@ func TestSubscriberSessions(t *testing.T) {
 					if _, codes := w.gql(t, alice, q, nil); len(codes) != 1 || codes[0] != "FORBIDDEN" {
 						t.Errorf("%s: codes %v, want FORBIDDEN", q, codes)
 					}
+				}
+			})
+			t.Run("node200OnlyOwnRecords", func(t *testing.T) {
+				gid := func(typ, id string) string { return base64.RawURLEncoding.EncodeToString([]byte(typ + ":" + id)) }
+				data, codes := w.gql(t, alice, `query($ids: [ID!]!, $bob: ID!) {
+					nodes(ids: $ids) { ... on Message { _id } }
+					bob: node(id: $bob) { id }
+				}`, map[string]any{"ids": []string{gid("Message", w.alice1.ID), gid("Message", w.bobs.ID), gid("Message", w.foreign.ID),
+					gid("Subscriber", w.bobs.SubscriberID)}, "bob": gid("Message", w.bobs.ID)})
+				nodes, _ := data["nodes"].([]any)
+				if len(codes) != 0 || len(nodes) != 4 || nodes[0] == nil || nodes[1] != nil || nodes[2] != nil || nodes[3] != nil || data["bob"] != nil {
+					t.Errorf("alice's session sees nodes %v, node %v (codes %v); want only her message", nodes, data["bob"], codes)
 				}
 			})
 			t.Run("mark201OwnMessage", func(t *testing.T) {
