@@ -13,27 +13,10 @@ type Keyset struct {
 // KeysetOf is the position of m in the list order.
 func KeysetOf(m *Message) Keyset { return Keyset{CreatedAt: m.CreatedAt, ID: m.ID} }
 
-// MessageConnection is one page of a cursor walk over messages, in the shape GraphQL
-// clients know from Relay. The cursors are filled in by the API layer, which owns their
-// signing key; the store deals in Keysets only.
-type MessageConnection struct {
-	Edges    []*MessageEdge `json:"edges"`
-	PageInfo PageInfo       `json:"pageInfo"`
-	// TotalCount is computed only when asked for (ListOptions.Count).
-	TotalCount int `json:"totalCount"`
-}
-
 // MessageEdge is one message of a connection and the cursor that resumes after it.
 type MessageEdge struct {
 	Cursor string   `json:"cursor"`
 	Node   *Message `json:"node"`
-}
-
-// PageInfo says whether a connection continues and where.
-type PageInfo struct {
-	HasNextPage bool `json:"hasNextPage"`
-	// EndCursor is the cursor of the last edge; nil on an empty page.
-	EndCursor *string `json:"endCursor"`
 }
 
 // MessagesConnectionPage is what MessagesAfter found: the messages of one page in list
