@@ -45,8 +45,9 @@ type HandlerOptions struct {
 	Extensions []graphql.HandlerExtension
 }
 
-// NewHandler returns the /graphql endpoint: POST and GET transports, bounded query and
-// persisted-query caches, the limits, the error presenter and panic recovery.
+// NewHandler returns the /graphql endpoint: POST and GET transports that answer as
+// GraphQL over HTTP says (transport.go), bounded query and persisted-query caches, the
+// limits, the error presenter and panic recovery.
 func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	cfg := Config{Resolvers: r}
 	cfg.Complexity.Query.Messages = func(child int, _ *models.ChannelType, _ *string, _ []string, _ *int, limit *int) int {
@@ -65,8 +66,9 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	}
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	// GraphQL over HTTP's statuses and media types, and GET caching (transport.go).
+	srv.AddTransport(getTransport{})
+	srv.AddTransport(postTransport{})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	for _, e := range o.Extensions {

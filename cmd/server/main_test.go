@@ -206,8 +206,9 @@ func TestProductionOnMySQL(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, status, body)
 		}
 	}
+	// Refused before it runs: 200 in application/json (GraphQL over HTTP), with the code.
 	status, body := postGraphQL(t, srv.base, key, `{ __schema { queryType { name } } }`)
-	if status != http.StatusUnprocessableEntity && !bytes.Contains(body, []byte("introspection")) {
+	if status != http.StatusOK || !bytes.Contains(body, []byte("INTROSPECTION_DISABLED")) {
 		t.Fatalf("introspection must be off in production: %d %s", status, body)
 	}
 	if strings.Contains(srv.stderr.String(), key) {

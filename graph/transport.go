@@ -1,0 +1,279 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// The transports of /graphql answer as the GraphQL-over-HTTP specification says
+// (https://graphql.github.io/graphql-over-http/draft/), which gqlgen's own POST and GET
+// do not: they answer 422 to a document that does not parse or validate when the client
+// accepts application/json, where the specification (and Apollo Client, which reports
+// anything but 200 there as a network error) wants 200, and they send "data": null with
+// request errors, where no data entry belongs. These pick the status from the negotiated
+// media type instead, and write a request error without data:
+//
+//	                                          application/json   application/graphql-response+json
+//	ran (with or without field errors)        200                200
+//	refused by GraphQL (parse, validation,    200                400
+//	  variables, limits, persisted query)
+//	malformed request (body, no query)        400                400
+//	mutation over GET                         405                405
+//
+// POST answers carry Cache-Control: no-store; GET answers are revalidated (httpcache.go).
+
+// The media types a GraphQL response is sent as.
+const (
+	mediaJSON            = "application/json"
+	mediaGraphQLResponse = "application/graphql-response+json"
+)
+
+// postTransport serves POST requests with a JSON body.
+type postTransport struct{}
+
+// getTransport serves queries sent as GET with URL parameters.
+type getTransport struct{}
+
+var (
+	_ graphql.Transport = postTransport{}
+	_ graphql.Transport = getTransport{}
+)
+
+// Supports takes POST requests whose body is JSON.
+func (postTransport) Supports(r *http.Request) bool {
+	if r.Header.Get("Upgrade") != "" || r.Method != http.MethodPost {
+		return false
+	}
+	mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	return err == nil && mediaType == mediaJSON
+}
+
+// Do reads the body as one JSON object and runs the operation it names.
+func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	x := newExchange(w, r, exec)
+	start := graphql.Now()
+	params, err := decodeBody(r.Body)
+	if err != nil {
+		x.refuse(r.Context(), http.StatusBadRequest, malformed(err.Error()))
+		return
+	}
+	params.Headers = r.Header
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	x.run(r.Context(), params)
+}
+
+// Supports takes GET requests.
+func (getTransport) Supports(r *http.Request) bool {
+	return r.Header.Get("Upgrade") == "" && r.Method == http.MethodGet
+}
+
+// Do reads the URL's query, operationName, variables and extensions parameters and runs
+// the operation if it is a query.
+func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	x := newExchange(w, r, exec)
+	start := graphql.Now()
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		x.refuse(r.Context(), http.StatusBadRequest, malformed("the URL's parameters are not URL-encoded"))
+		return
+	}
+	params := &graphql.RawParams{Query: values.Get("query"), OperationName: values.Get("operationName"), Headers: r.Header}
+	for _, p := range []struct {
+		name string
+		into *map[string]any
+	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
+		if v := values.Get(p.name); v != "" {
+			if err := decodeJSON(strings.NewReader(v), p.into); err != nil {
+				x.refuse(r.Context(), http.StatusBadRequest, malformed(p.name+" must be a JSON object"))
+				return
+			}
+		}
+	}
+	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
+	x.run(r.Context(), params)
+}
+
+// exchange is one request and its answer, in the media type the client accepts.
+type exchange struct {
+	w     http.ResponseWriter
+	r     *http.Request
+	exec  graphql.GraphExecutor
+	media string
+}
+
+func newExchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) *exchange {
+	return &exchange{w: w, r: r, exec: exec, media: negotiate(r.Header.Values("Accept"))}
+}
+
+// run prepares the operation of params (parsing, validation, variables, limits) and, when
+// it may run, executes it.
+func (x *exchange) run(ctx context.Context, params *graphql.RawParams) {
+	// Without a query there is nothing to run, unless a persisted query's hash stands for it.
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+		x.refuse(ctx, http.StatusBadRequest, malformed("the request has no query"))
+		return
+	}
+	oc, errs := x.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		status := http.StatusOK
+		if x.media == mediaGraphQLResponse {
+			status = http.StatusBadRequest
+		}
+		x.refuse(graphql.WithOperationContext(ctx, oc), status, errs)
+		return
+	}
+	if x.r.Method == http.MethodGet && oc.Operation.Operation != ast.Query {
+		// A GET may be repeated, prefetched or cached: it must not change anything.
+		x.w.Header().Set("Allow", http.MethodPost)
+		x.refuse(graphql.WithOperationContext(ctx, oc), http.StatusMethodNotAllowed,
+			malformed(fmt.Sprintf("a %s cannot be sent with GET; use POST", oc.Operation.Operation)))
+		return
+	}
+	responses, ctx := x.exec.DispatchOperation(ctx, oc)
+	x.write(http.StatusOK, responses(ctx))
+}
+
+// refuse answers a request error: errs, through the extensions and the error presenter
+// like any response, and no data entry, since nothing ran.
+func (x *exchange) refuse(ctx context.Context, status int, errs gqlerror.List) {
+	res := x.exec.DispatchError(ctx, errs)
+	x.write(status, requestError{Errors: res.Errors, Extensions: res.Extensions})
+}
+
+// requestError is the body of an answer to a request that did not run.
+type requestError struct {
+	Errors     gqlerror.List  `json:"errors"`
+	Extensions map[string]any `json:"extensions,omitempty"`
+}
+
+// write sends body as JSON in the negotiated media type: a GET's successful answer with
+// validators to revalidate it by, anything else never to be stored.
+func (x *exchange) write(status int, body any) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		// Only a resolver's unmarshalable value gets here; the recover function reports it.
+		panic(fmt.Errorf("marshal GraphQL response: %w", err))
+	}
+	h := x.w.Header()
+	h.Set("Content-Type", x.media)
+	if x.r.Method == http.MethodGet && status == http.StatusOK {
+		if notModified(x.w, x.r, x.media, b) {
+			return
+		}
+	} else {
+		h.Set("Cache-Control", "no-store")
+	}
+	x.w.WriteHeader(status)
+	_, _ = x.w.Write(b)
+}
+
+// malformed is the error of a request that is not a GraphQL request at all.
+func malformed(message string) gqlerror.List {
+	return gqlerror.List{{Message: message, Extensions: map[string]any{"code": "BAD_REQUEST"}}}
+}
+
+// decodeBody reads a POST body: one JSON object whose query and operationName are
+// strings, and variables and extensions objects, each of them optional or null. What
+// was sent is never echoed back.
+func decodeBody(body io.Reader) (*graphql.RawParams, error) {
+	var p graphql.RawParams
+	err := decodeJSON(body, &p)
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case err == nil:
+		return &p, nil
+	case errors.Is(err, io.EOF):
+		return nil, errors.New("the request body is empty; send a JSON object with a query")
+	case errors.As(err, &typeErr) && paramTypes[typeErr.Field] != "":
+		return nil, fmt.Errorf("%s must be %s", typeErr.Field, paramTypes[typeErr.Field])
+	case errors.As(err, &typeErr):
+		return nil, errors.New("the request body must be one JSON object")
+	default:
+		return nil, errors.New("the request body is not JSON")
+	}
+}
+
+// paramTypes names the JSON type of each request parameter, for error messages.
+var paramTypes = map[string]string{
+	"query":         "a string",
+	"operationName": "a string",
+	"variables":     "an object",
+	"extensions":    "an object",
+}
+
+// decodeJSON reads exactly one JSON value into v, numbers as written.
+func decodeJSON(r io.Reader, v any) error {
+	dec := json.NewDecoder(r)
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errors.New("more than one JSON value")
+	}
+	return nil
+}
+
+// negotiate picks the media type of the answer from the Accept header:
+// application/graphql-response+json when the client prefers it, application/json
+// otherwise: when it prefers that, when Accept is absent or a wildcard (the
+// specification's default, for older clients), and when it names neither (the
+// specification lets the server ignore Accept then, rather than answer 406).
+func negotiate(accept []string) string {
+	var ranges []string
+	for _, v := range accept {
+		ranges = append(ranges, strings.Split(v, ",")...)
+	}
+	qGraphQL, exact := quality(ranges, mediaGraphQLResponse)
+	qJSON, _ := quality(ranges, mediaJSON)
+	if qGraphQL > qJSON || qGraphQL > 0 && qGraphQL == qJSON && exact {
+		return mediaGraphQLResponse
+	}
+	return mediaJSON
+}
+
+// quality is the weight Accept's ranges give mediaType: that of the most specific range
+// matching it (0 when none does), and whether that range names it exactly.
+func quality(ranges []string, mediaType string) (q float64, exact bool) {
+	typ, _, _ := strings.Cut(mediaType, "/")
+	best := -1 // specificity of the range that set q: 0 */*, 1 type/*, 2 exact
+	for _, r := range ranges {
+		name, params, err := mime.ParseMediaType(strings.TrimSpace(r))
+		if err != nil {
+			continue
+		}
+		specificity := -1
+		switch name {
+		case mediaType:
+			specificity = 2
+		case typ + "/*":
+			specificity = 1
+		case "*/*":
+			specificity = 0
+		}
+		if specificity <= best {
+			continue
+		}
+		best, q = specificity, 1
+		if v, ok := params["q"]; ok {
+			if f, err := strconv.ParseFloat(v, 64); err == nil && f >= 0 && f <= 1 {
+				q = f
+			} else {
+				q = 0
+			}
+		}
+	}
+	return q, best == 2
+}
