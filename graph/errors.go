@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -54,12 +53,9 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 	var gqlErr *gqlerror.Error
 	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
 		// gqlgen's own parse, validation and limit errors are already safe; the few it
-		// leaves uncoded are about the request itself. An undecodable body is echoed by
-		// gqlgen after " body:"; it is cut, so nothing sent comes back in an error.
+		// leaves uncoded (a malformed persisted-query extension) are about the request
+		// itself. The transports never echo a body they could not decode (transport.go).
 		if _, ok := gqlErr.Extensions["code"]; !ok {
-			if msg, _, cut := strings.Cut(gqlErr.Message, " body:"); cut {
-				gqlErr.Message = msg
-			}
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = map[string]any{}
 			}

@@ -242,6 +242,8 @@ func TestPersistedQueries(t *testing.T) {
 			body []byte
 			want answer
 		}{
+			{"apq200UnsupportedVersionBadRequest", []byte(`{"extensions":{"persistedQuery":{"version":2,"sha256Hash":"00"}}}`),
+				answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}},
 			{"apq200UnknownHashNotFound", hashOnly, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"PERSISTED_QUERY_NOT_FOUND"}}},
 			{"apq200QueryWithHash", full, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", HasData: true}},
 			{"apq200KnownHashAlone", hashOnly, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", HasData: true}},
