@@ -31,6 +31,7 @@ import (
 //	  variables, limits, persisted query)
 //	malformed request (body, no query)        400                400
 //	mutation over GET                         405                405
+//	body over the edge's limit                413                413
 //
 // POST answers carry Cache-Control: no-store; GET answers are revalidated (httpcache.go).
 
@@ -65,7 +66,13 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	x := newExchange(w, r, exec)
 	start := graphql.Now()
 	params, err := decodeBody(r.Body)
-	if err != nil {
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		// The edge bounds bodies (http.MaxBytesHandler) and leaves the answer to the handler.
+		x.refuse(r.Context(), http.StatusRequestEntityTooLarge, malformed(fmt.Sprintf("the request body is larger than %d bytes", tooLarge.Limit)))
+		return
+	case err != nil:
 		x.refuse(r.Context(), http.StatusBadRequest, malformed(err.Error()))
 		return
 	}
@@ -186,14 +193,17 @@ func malformed(message string) gqlerror.List {
 
 // decodeBody reads a POST body: one JSON object whose query and operationName are
 // strings, and variables and extensions objects, each of them optional or null. What
-// was sent is never echoed back.
+// was sent is never echoed back; a body over the limit is *http.MaxBytesError.
 func decodeBody(body io.Reader) (*graphql.RawParams, error) {
 	var p graphql.RawParams
 	err := decodeJSON(body, &p)
 	var typeErr *json.UnmarshalTypeError
+	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
 		return &p, nil
+	case errors.As(err, &tooLarge):
+		return nil, err
 	case errors.Is(err, io.EOF):
 		return nil, errors.New("the request body is empty; send a JSON object with a query")
 	case errors.As(err, &typeErr) && paramTypes[typeErr.Field] != "":

@@ -220,6 +220,19 @@ func TestTransportEchoesNothing(t *testing.T) {
 	})
 }
 
+// TestTransportBodyTooLarge: a body over the limit the edge sets (http.MaxBytesHandler)
+// is 413, not a JSON syntax error.
+func TestTransportBodyTooLarge(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		endpoint := serve(t, http.MaxBytesHandler(newHandler(s, discard, defaults), 1<<10), dbtest.NewTenant(t, s, "a"))
+		r := send(t, http.MethodPost, endpoint, "", postBody(`{ __typename }`+strings.Repeat(" ", 2<<10), nil), "Accept", acceptJSON)
+		want := answer{Status: http.StatusRequestEntityTooLarge, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}
+		if diff := cmp.Diff(want, r.answer(t)); diff != "" {
+			t.Errorf("answer (-want +got):\n%s\n%.1000s", diff, r.body)
+		}
+	})
+}
+
 // TestPersistedQueries: Apollo's automatic persisted queries still work through the
 // transports: an unknown hash is refused as GraphQL refuses (200 in application/json,
 // so the client sends the query with its hash), which is then known by its hash alone.
