@@ -55,7 +55,7 @@ func TestCORS(t *testing.T) {
 	t.Run("get200AllowedOriginExposesHeaders", func(t *testing.T) {
 		res := corsRequest(t, w.srv.base, http.MethodGet, "/v1/messages", "https://admin.example.com", w.key)
 		exposed := strings.ToLower(res.Header.Get("Access-Control-Expose-Headers"))
-		for _, h := range []string{"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "x-request-id", "idempotency-replay"} {
+		for _, h := range []string{"ratelimit-limit", "ratelimit-remaining", "ratelimit-reset", "retry-after", "x-request-id", "idempotency-replay", "etag"} {
 			if !strings.Contains(exposed, h) {
 				t.Errorf("Access-Control-Expose-Headers %q lacks %s", exposed, h)
 			}

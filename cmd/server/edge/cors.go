@@ -20,7 +20,7 @@ type CORSOptions struct {
 // CORS answers cross-origin requests from the allowed origins: a preflight gets 204
 // before authentication runs (a browser sends no credentials with it), and real
 // responses carry Access-Control-Allow-Origin and the headers a client reads (rate
-// limits, Retry-After, the request id, idempotent replays). Every response says
+// limits, Retry-After, the request id, idempotent replays, a GET's ETag). Every response says
 // Vary: Origin. Other origins get no Access-Control header, so the browser refuses them.
 // It returns nil, no guard, when no origin is allowed.
 func CORS(o CORSOptions) Middleware {
@@ -39,8 +39,8 @@ func CORS(o CORSOptions) Middleware {
 			return anyOrigin || exact[strings.ToLower(origin)] || (o.AllowLocalhost && isLocalhost(origin))
 		},
 		AllowedMethods:       []string{http.MethodGet, http.MethodPost, http.MethodHead},
-		AllowedHeaders:       []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id"},
-		ExposedHeaders:       []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotency-Replay"},
+		AllowedHeaders:       []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match"},
+		ExposedHeaders:       []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotency-Replay", "ETag"},
 		MaxAge:               600,
 		OptionsSuccessStatus: http.StatusNoContent,
 	})
