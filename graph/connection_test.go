@@ -245,7 +245,7 @@ func TestMessagesConnectionWalk(t *testing.T) {
 func TestMessagesConnectionBadInput(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newConnectionFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		endpointB := serve(t, newHandler(s, discard, defaults), f.b)
 		otherSecret := serve(t, graph.NewHandler(&graph.Resolver{Store: s, Logger: discard, Now: time.Now, CursorSecret: []byte("another secret")}, defaults), f.a)
@@ -306,7 +306,7 @@ func TestMessagesConnectionBadInput(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				res := post(t, tt.endpoint, connectionQuery, tt.vars)
 				want := []problem{{Path: "messagesConnection", Code: "BAD_USER_INPUT", Field: tt.field}}
 				if diff := cmp.Diff(want, problems(res)); diff != "" {
@@ -315,7 +315,7 @@ func TestMessagesConnectionBadInput(t *testing.T) {
 				if !res.dataIsNull() {
 					t.Errorf("data = %s, want null", res.Data)
 				}
-				if n := len(log.take()); n != 0 {
+				if n := len(log.Take()); n != 0 {
 					t.Errorf("refused input ran %d statements, want none", n)
 				}
 			})
@@ -341,7 +341,7 @@ func TestMessagesConnectionStatements(t *testing.T) {
 			t.Fatal(err)
 		}
 		tenant := &dbtest.Tenant{Caller: models.Caller{EnvironmentID: stats.EnvironmentID, OrganizationID: stats.OrganizationID}}
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), tenant)
 		busiest := func(column string) string {
 			var v string
@@ -363,33 +363,33 @@ func TestMessagesConnectionStatements(t *testing.T) {
 		tests := []struct {
 			name  string
 			query string
-			want  statementCounts
+			want  dbtest.StatementCounts
 		}{
 			{"connection200NoCountWithoutTotalCount", `{ messagesConnection(first: 2) { pageInfo { hasNextPage } edges { node { _id } } } }`,
-				statementCounts{All: 2}},
+				dbtest.StatementCounts{All: 2}},
 			{"connection200CountWithTotalCount", `{ messagesConnection(first: 2) { totalCount edges { node { _id } } } }`,
-				statementCounts{All: 3, Count: 1}},
+				dbtest.StatementCounts{All: 3, Count: 1}},
 			{"connection200CountWithAliasedTotalCount", `{ messagesConnection(first: 2) { n: totalCount } }`,
-				statementCounts{All: 3, Count: 1}},
+				dbtest.StatementCounts{All: 3, Count: 1}},
 			{"connection200NoCountWhenTheFirstPageIsAll", `{ messagesConnection(channel: push, first: 1000) { totalCount } }`,
-				statementCounts{All: 2}},
+				dbtest.StatementCounts{All: 2}},
 			{"connection200NoEmbeddedRecordsWhenNotSelected", `{ messagesConnection(first: 2) { edges { cursor node { _id _subscriberId _templateId } } } }`,
-				statementCounts{All: 2}},
+				dbtest.StatementCounts{All: 2}},
 			{"connection200OnlySubscribers", `{ messagesConnection(first: 2) { edges { node { subscriber { _id } } } } }`,
-				statementCounts{All: 3, Subscribers: 1}},
+				dbtest.StatementCounts{All: 3, Subscribers: 1}},
 			{"connection200OnlyTemplates", `{ messagesConnection(first: 2) { edges { node { template { _id } } } } }`,
-				statementCounts{All: 3, Templates: 1}},
+				dbtest.StatementCounts{All: 3, Templates: 1}},
 			{"connection200EmbeddedThroughFragments", `{ messagesConnection(first: 2) { ...C } }
 				fragment C on MessageConnection { total: totalCount edges { ... on MessageEdge { node { ...M } } } }
 				fragment M on Message { subscriber { _id } ... on Message { template { name } } }`,
-				statementCounts{All: 5, Count: 1, Subscribers: 1, Templates: 1}},
+				dbtest.StatementCounts{All: 5, Count: 1, Subscribers: 1, Templates: 1}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				var data map[string]any
 				decode(t, post(t, endpoint, tt.query, nil), &data)
-				if diff := cmp.Diff(tt.want, countStatements(log.take())); diff != "" {
+				if diff := cmp.Diff(tt.want, dbtest.CountStatements(log.Take())); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)
 				}
 			})
@@ -408,19 +408,19 @@ func TestMessagesConnectionStatements(t *testing.T) {
 			t.Run("connection200DeepPageCostsTheFirstPage_"+fl.name, func(t *testing.T) {
 				query := `query($after: String) { messagesConnection(` + fl.filter + `first: 10, after: $after) {
 					totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ` + messageFields + ` } } } }` + stepFields
-				var costs []statementCounts
+				var costs []dbtest.StatementCounts
 				// A cursor is bound to its filter: go deep in this one.
 				var d struct{ MessagesConnection connection }
 				decode(t, post(t, endpoint, fmt.Sprintf(`{ messagesConnection(%sfirst: %d) { pageInfo { endCursor } } }`, fl.filter, fl.depth), nil), &d)
 				for _, after := range []*string{nil, d.MessagesConnection.PageInfo.EndCursor} {
-					log.take()
+					log.Take()
 					var got struct{ MessagesConnection connection }
 					decode(t, post(t, endpoint, query, map[string]any{"after": after}), &got)
 					if len(got.MessagesConnection.Edges) != 10 || !got.MessagesConnection.PageInfo.HasNextPage {
 						t.Fatalf("after %v: %d edges, hasNextPage %v; the test needs a full page with more", after != nil,
 							len(got.MessagesConnection.Edges), got.MessagesConnection.PageInfo.HasNextPage)
 					}
-					costs = append(costs, countStatements(log.take()))
+					costs = append(costs, dbtest.CountStatements(log.Take()))
 				}
 				if diff := cmp.Diff(costs[0], costs[1]); diff != "" {
 					t.Errorf("statements (-first page +page %d deep):\n%s", fl.depth, diff)

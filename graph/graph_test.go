@@ -173,7 +173,7 @@ func TestMarkMessageAction(t *testing.T) {
 			}
 
 			var stored any
-			if err := json.Unmarshal(loadMessage(t, s, g1.ID).CTA.Action.Result.Payload, &stored); err != nil {
+			if err := json.Unmarshal(dbtest.LoadMessage(t, s, g1.ID).CTA.Action.Result.Payload, &stored); err != nil {
 				t.Fatal(err)
 			}
 			if diff := cmp.Diff(wantCTA["action"].(map[string]any)["result"].(map[string]any)["payload"], stored); diff != "" {
@@ -218,7 +218,7 @@ func TestMarkMessageAction(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				before := loadMessage(t, s, g1.ID)
+				before := dbtest.LoadMessage(t, s, g1.ID)
 				res := post(t, endpoint, markMutation, tt.variables)
 				if diff := cmp.Diff(tt.want, problems(res)); diff != "" {
 					t.Errorf("errors (-want +got):\n%s\n%s", diff, res.Body)
@@ -226,7 +226,7 @@ func TestMarkMessageAction(t *testing.T) {
 				if !res.dataIsNull() {
 					t.Errorf("data = %s, want null", res.Data)
 				}
-				if diff := cmp.Diff(before.CTA, loadMessage(t, s, g1.ID).CTA); diff != "" {
+				if diff := cmp.Diff(before.CTA, dbtest.LoadMessage(t, s, g1.ID).CTA); diff != "" {
 					t.Errorf("a refused mark changed the message (-before +after):\n%s", diff)
 				}
 			})
@@ -253,7 +253,7 @@ func TestMarkMessageAction(t *testing.T) {
 func TestUnauthenticated(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newGraphFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), nil)
 		tests := []struct {
 			name      string
@@ -268,7 +268,7 @@ func TestUnauthenticated(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				res := post(t, endpoint, tt.query, tt.variables)
 				if diff := cmp.Diff(tt.want, problems(res)); diff != "" {
 					t.Errorf("errors (-want +got):\n%s\n%s", diff, res.Body)
@@ -276,7 +276,7 @@ func TestUnauthenticated(t *testing.T) {
 				if !res.dataIsNull() {
 					t.Errorf("data = %s, want null", res.Data)
 				}
-				if n := len(log.take()); n != 0 {
+				if n := len(log.Take()); n != 0 {
 					t.Errorf("an unauthenticated request ran %d statements, want none", n)
 				}
 			})
@@ -374,33 +374,33 @@ func TestSelectionAwareness(t *testing.T) {
 	tests := []struct {
 		name  string
 		query string
-		want  statementCounts
+		want  dbtest.StatementCounts
 	}{
 		{"graph200NoCountWithoutTotalCount", `{ messages(limit: 2) { hasMore data { _id } } }`,
-			statementCounts{Count: 0}},
+			dbtest.StatementCounts{Count: 0}},
 		{"graph200CountWithTotalCount", `{ messages(limit: 2) { totalCount data { _id } } }`,
-			statementCounts{Count: 1}},
+			dbtest.StatementCounts{Count: 1}},
 		{"graph200CountWithAliasedTotalCount", `{ messages(limit: 2) { n: totalCount } }`,
-			statementCounts{Count: 1}},
+			dbtest.StatementCounts{Count: 1}},
 		{"graph200NoEmbeddedRecordsWhenNotSelected", `{ messages(limit: 2) { data { _id _subscriberId _templateId } } }`,
-			statementCounts{}},
+			dbtest.StatementCounts{}},
 		{"graph200OnlySubscribers", `{ messages(limit: 2) { data { subscriber { _id } } } }`,
-			statementCounts{Subscribers: 1}},
+			dbtest.StatementCounts{Subscribers: 1}},
 		{"graph200OnlyTemplates", `{ messages(limit: 2) { data { template { _id } } } }`,
-			statementCounts{Templates: 1}},
+			dbtest.StatementCounts{Templates: 1}},
 		{"graph200EmbeddedThroughFragments", `{ messages(limit: 2) { ...P } } fragment P on MessagesPage { total: totalCount data { ... on Message { subscriber { _id } } ...T } } fragment T on Message { template { name } }`,
-			statementCounts{Count: 1, Subscribers: 1, Templates: 1}},
+			dbtest.StatementCounts{Count: 1, Subscribers: 1, Templates: 1}},
 	}
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newGraphFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				var data map[string]any
 				decode(t, post(t, endpoint, tt.query, nil), &data)
-				got := countStatements(log.take())
+				got := dbtest.CountStatements(log.Take())
 				got.All = 0
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)
@@ -409,9 +409,9 @@ func TestSelectionAwareness(t *testing.T) {
 		}
 
 		t.Run("graph200SameStatementsForEverySize", func(t *testing.T) {
-			var counts []statementCounts
+			var counts []dbtest.StatementCounts
 			for _, size := range []int{1, 10, 100} {
-				log.take()
+				log.Take()
 				var got struct {
 					Messages struct{ Data []map[string]any }
 				}
@@ -419,7 +419,7 @@ func TestSelectionAwareness(t *testing.T) {
 				if len(got.Messages.Data) != min(size, 12) {
 					t.Fatalf("limit %d: got %d messages", size, len(got.Messages.Data))
 				}
-				counts = append(counts, countStatements(log.take()))
+				counts = append(counts, dbtest.CountStatements(log.Take()))
 			}
 			// Pages of 1 and 10 have more after them and count; the page of 100 does not
 			// need to, so compare what does not depend on that.
@@ -427,7 +427,7 @@ func TestSelectionAwareness(t *testing.T) {
 				counts[i].All -= counts[i].Count
 				counts[i].Count = 0
 			}
-			want := []statementCounts{counts[0], counts[0], counts[0]}
+			want := []dbtest.StatementCounts{counts[0], counts[0], counts[0]}
 			if diff := cmp.Diff(want, counts); diff != "" {
 				t.Errorf("statements per page size 1, 10, 100 (-same as size 1 +got):\n%s", diff)
 			}

@@ -37,7 +37,7 @@ func TestGetCaching(t *testing.T) {
 	const query = `{ messages(transactionId: "txn-1") { data { _id cta { action { status } } } } }`
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newGraphFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		rawQuery := url.Values{"query": {query}}.Encode()
 		get := func(t *testing.T, header ...string) reply {
@@ -66,7 +66,7 @@ func TestGetCaching(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				var header []string
 				if tt.ifNoneMatch != "" {
 					header = []string{"If-None-Match", tt.ifNoneMatch}
@@ -75,7 +75,7 @@ func TestGetCaching(t *testing.T) {
 				if diff := cmp.Diff(tt.want, r.validators()); diff != "" {
 					t.Errorf("answer (-want +got):\n%s\n%.500s", diff, r.body)
 				}
-				if len(log.take()) == 0 {
+				if len(log.Take()) == 0 {
 					t.Error("the query did not run: an ETag validates the answer, it does not replace running the query")
 				}
 			})

@@ -66,11 +66,11 @@ func TestLimits(t *testing.T) {
 	}
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newGraphFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				res := post(t, endpoint, tt.query, tt.variables)
 				if tt.want == nil {
 					if len(res.Errors) > 0 || res.dataIsNull() {
@@ -84,7 +84,7 @@ func TestLimits(t *testing.T) {
 				if res.Status != http.StatusOK || res.Data != nil {
 					t.Errorf("answered %d with data %.200s, want 200 and no data entry", res.Status, res.Data)
 				}
-				if n := len(log.take()); n != 0 {
+				if n := len(log.Take()); n != 0 {
 					t.Errorf("a refused query ran %d statements, want none", n)
 				}
 			})
@@ -169,7 +169,7 @@ func TestGet(t *testing.T) {
 
 		t.Run("graph405MutationOverGet", func(t *testing.T) {
 			g1 := f.msgs["g1"]
-			before := loadMessage(t, s, g1.ID)
+			before := dbtest.LoadMessage(t, s, g1.ID)
 			res := get(t, endpoint, fmt.Sprintf(`mutation { markMessageAction(subscriberId: "sub-alice", messageId: %q, type: secondary, status: done, payload: {x: 1}) { _id } }`, g1.ID))
 			if res.Status != http.StatusMethodNotAllowed {
 				t.Errorf("status = %d, want 405", res.Status)
@@ -177,7 +177,7 @@ func TestGet(t *testing.T) {
 			if len(res.Errors) == 0 || res.Data != nil {
 				t.Errorf("want errors and no data entry, got %s", res.Body)
 			}
-			if diff := cmp.Diff(before, loadMessage(t, s, g1.ID), timeEqual); diff != "" {
+			if diff := cmp.Diff(before, dbtest.LoadMessage(t, s, g1.ID), timeEqual); diff != "" {
 				t.Errorf("a mutation over GET changed the message (-before +after):\n%s", diff)
 			}
 		})

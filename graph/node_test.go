@@ -199,7 +199,7 @@ func TestNodes(t *testing.T) {
 func TestNodesStatements(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newNodeFixture(t, s)
-		log := recordStatements(t, s)
+		log := dbtest.RecordStatements(t, s)
 		key := serve(t, newHandler(s, discard, defaults), f.a)
 		session := serve(t, newHandler(s, discard, defaults), f.scoped())
 		messages := func(n int) []string {
@@ -214,28 +214,28 @@ func TestNodesStatements(t *testing.T) {
 			endpoint  string
 			selection string
 			ids       []string
-			want      statementCounts
+			want      dbtest.StatementCounts
 		}{
-			{"nodes200OneMessageOneStatement", key, `id`, messages(1), statementCounts{All: 1}},
-			{"nodes200TwelveMessagesOneStatement", key, `id`, messages(12), statementCounts{All: 1}},
+			{"nodes200OneMessageOneStatement", key, `id`, messages(1), dbtest.StatementCounts{All: 1}},
+			{"nodes200TwelveMessagesOneStatement", key, `id`, messages(12), dbtest.StatementCounts{All: 1}},
 			{"nodes200TwelveMessagesWithRecordsThreeStatements", key, `... on Message { subscriber { id } template { id } }`, messages(12),
-				statementCounts{All: 3, Subscribers: 1, Templates: 1}},
+				dbtest.StatementCounts{All: 3, Subscribers: 1, Templates: 1}},
 			{"nodes200OnlySubscribersWhenSelected", key, `... on Message { subscriber { id } }`, messages(12),
-				statementCounts{All: 2, Subscribers: 1}},
-			{"nodes200ScopedTwelveMessagesOneStatement", session, `id`, messages(12), statementCounts{All: 1}},
+				dbtest.StatementCounts{All: 2, Subscribers: 1}},
+			{"nodes200ScopedTwelveMessagesOneStatement", session, `id`, messages(12), dbtest.StatementCounts{All: 1}},
 			{"nodes200EachTypeOneStatement", key, `id`, append(messages(12), gid("Subscriber", f.alice), gid("Subscriber", f.bob), gid("Template", f.tpl)),
-				statementCounts{All: 3, Subscribers: 1, Templates: 1}},
-			{"nodes200MalformedNoStatement", key, `id`, []string{"x", gid("Widget", f.aliceMsg)}, statementCounts{}},
+				dbtest.StatementCounts{All: 3, Subscribers: 1, Templates: 1}},
+			{"nodes200MalformedNoStatement", key, `id`, []string{"x", gid("Widget", f.aliceMsg)}, dbtest.StatementCounts{}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				log.take()
+				log.Take()
 				var got struct{ Nodes []json.RawMessage }
 				decode(t, post(t, tt.endpoint, `query($ids: [ID!]!) { nodes(ids: $ids) { `+tt.selection+` } }`, map[string]any{"ids": tt.ids}), &got)
 				if len(got.Nodes) != len(tt.ids) {
 					t.Fatalf("%d nodes for %d ids", len(got.Nodes), len(tt.ids))
 				}
-				if diff := cmp.Diff(tt.want, countStatements(log.take())); diff != "" {
+				if diff := cmp.Diff(tt.want, dbtest.CountStatements(log.Take())); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)
 				}
 			})

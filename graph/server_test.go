@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"gorm.io/gorm"
 
 	"messages/graph"
 	"messages/models"
@@ -213,84 +212,6 @@ func (f *graphFixture) summarize(p page) pageSummary {
 		out.Names = append(out.Names, name)
 	}
 	return out
-}
-
-func loadMessage(t testing.TB, s *models.Store, id string) *models.Message {
-	t.Helper()
-	var m models.Message
-	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {
-		t.Fatalf("load message %s: %v", id, err)
-	}
-	return &m
-}
-
-// statementLog records every statement a store runs, through GORM callbacks. It repeats
-// models/querycount_test.go, which another package's tests cannot import.
-type statementLog struct {
-	mu   sync.Mutex
-	list []statement
-}
-
-type statement struct {
-	Table string
-	SQL   string
-}
-
-// recordStatements starts recording the statements of s; call it before serving.
-func recordStatements(t testing.TB, s *models.Store) *statementLog {
-	t.Helper()
-	l := &statementLog{}
-	record := func(db *gorm.DB) {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.list = append(l.list, statement{Table: db.Statement.Table, SQL: db.Statement.SQL.String()})
-	}
-	cb := s.DB().Callback()
-	for _, err := range []error{
-		cb.Query().After("gorm:query").Register("test:record", record),
-		cb.Row().After("gorm:row").Register("test:record", record),
-		cb.Raw().After("gorm:raw").Register("test:record", record),
-		cb.Create().After("gorm:create").Register("test:record", record),
-		cb.Update().After("gorm:update").Register("test:record", record),
-		cb.Delete().After("gorm:delete").Register("test:record", record),
-	} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return l
-}
-
-// take returns the statements recorded since the last take and forgets them.
-func (l *statementLog) take() []statement {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	out := l.list
-	l.list = nil
-	return out
-}
-
-// statementCounts summarises statements: how many in all, how many count rows, and how
-// many read the embedded records' tables.
-type statementCounts struct {
-	All, Count, Subscribers, Templates int
-}
-
-func countStatements(list []statement) statementCounts {
-	var c statementCounts
-	for _, st := range list {
-		c.All++
-		if strings.Contains(strings.ToLower(st.SQL), "count(") {
-			c.Count++
-		}
-		switch st.Table {
-		case "subscribers":
-			c.Subscribers++
-		case "templates":
-			c.Templates++
-		}
-	}
-	return c
 }
 
 // lockedBuffer is a log destination safe to read while the server writes.
