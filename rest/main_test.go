@@ -19,6 +19,7 @@ import (
 
 	"messages/graph"
 	"messages/models"
+	"messages/models/session"
 	"messages/rest"
 )
 
@@ -47,7 +48,12 @@ func newAPI(t testing.TB, s *models.Store) *api {
 func newChainAPI(t testing.TB, s *models.Store, o rest.ChainOptions) *api {
 	t.Helper()
 	log := &logBuffer{}
-	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(log, nil)), Now: func() time.Time { return clock }}
+	now := func() time.Time { return clock }
+	sessions, err := session.NewSigner(now, []byte("rest-test-session-secret-0123456789"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(log, nil)), Now: now, Sessions: sessions}
 	srv := httptest.NewServer(rest.Chain(res, o))
 	t.Cleanup(srv.Close)
 	return &api{srv: srv, store: s, log: log}

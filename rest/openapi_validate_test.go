@@ -237,13 +237,19 @@ func strictJSON(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3
 	return v, nil
 }
 
-// apiKeyScheme checks the form the document gives the ApiKey scheme: "ApiKey <key>".
-// Whether the key is known is the server's business (401 either way).
+// apiKeyScheme checks the form the document gives each security scheme: "ApiKey <key>"
+// for ApiKey, "Bearer <token>" for the SessionToken (HTTP bearer) scheme. Whether the
+// credential is valid is the server's business (401 either way).
 func apiKeyScheme(_ context.Context, in *openapi3filter.AuthenticationInput) error {
-	h := in.RequestValidationInput.Request.Header.Get(in.SecurityScheme.Name)
-	scheme, key, _ := strings.Cut(h, " ")
-	if !strings.EqualFold(scheme, "ApiKey") || key == "" || len(key) > 256 || strings.ContainsAny(key, " \t") {
-		return fmt.Errorf("%s is not of the form ApiKey <key>", in.SecurityScheme.Name)
+	want, name := "ApiKey", in.SecurityScheme.Name
+	if in.SecurityScheme.Type == "http" {
+		want, name = "Bearer", "Authorization"
+	}
+	h := in.RequestValidationInput.Request.Header.Get(name)
+	scheme, value, _ := strings.Cut(h, " ")
+	if !strings.EqualFold(scheme, want) || value == "" || len(value) > 4096 || strings.ContainsAny(value, " \t") ||
+		(want == "ApiKey" && len(value) > 256) {
+		return fmt.Errorf("%s is not of the form %s <credential>", name, want)
 	}
 	return nil
 }
