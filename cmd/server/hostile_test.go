@@ -44,17 +44,7 @@ var e2eClient = &http.Client{Timeout: 60 * time.Second, Transport: http.DefaultT
 func newE2ETenant(t *testing.T, dialect string) *e2eTenant {
 	t.Helper()
 	databaseURL := dbtest.URL(t, dialect)
-	t.Setenv("DATABASE_URL", databaseURL)
-	t.Setenv("APP_ENV", "production")
-	ctx := context.Background()
-	store, err := models.Open(ctx, databaseURL, models.DefaultPool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := productionStore(t, databaseURL)
 	tn := dbtest.NewTenant(t, store, "e2e")
 	alice := tn.Subscriber(t, "alice")
 	tpl := tn.Template(t, "welcome")

@@ -71,6 +71,24 @@ func start(t *testing.T, args ...string) *running {
 	return r
 }
 
+// productionStore points the servers a test starts at databaseURL in production mode,
+// and returns that database migrated and open for the test to fill.
+func productionStore(t *testing.T, databaseURL string) *models.Store {
+	t.Helper()
+	t.Setenv("DATABASE_URL", databaseURL)
+	t.Setenv("APP_ENV", "production")
+	ctx := context.Background()
+	store, err := models.Open(ctx, databaseURL, models.DefaultPool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close() })
+	if err := store.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
 // cli runs one admin command in-process and returns its exit code and outputs.
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()

@@ -37,17 +37,7 @@ type sessionWorld struct {
 func newSessionWorld(t *testing.T, dialect string, serveArgs ...string) *sessionWorld {
 	t.Helper()
 	databaseURL := dbtest.URL(t, dialect)
-	t.Setenv("DATABASE_URL", databaseURL)
-	t.Setenv("APP_ENV", "production")
-	ctx := context.Background()
-	store, err := models.Open(ctx, databaseURL, models.DefaultPool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	store := productionStore(t, databaseURL)
 	tn := dbtest.NewTenant(t, store, "sessions")
 	alice, bob, tpl := tn.Subscriber(t, "alice"), tn.Subscriber(t, "bob"), tn.Template(t, "welcome")
 	w := &sessionWorld{store: store, env: tn.Env}
@@ -56,7 +46,7 @@ func newSessionWorld(t *testing.T, dialect string, serveArgs ...string) *session
 	other := dbtest.NewTenant(t, store, "elsewhere")
 	w.foreign = other.Message(t, other.Subscriber(t, "alice"), other.Template(t, "welcome"), nil)
 
-	key, rec, err := store.CreateAPIKey(ctx, tn.Env.ID, "sessions")
+	key, rec, err := store.CreateAPIKey(context.Background(), tn.Env.ID, "sessions")
 	if err != nil {
 		t.Fatal(err)
 	}
