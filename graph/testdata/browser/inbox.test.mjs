@@ -8,26 +8,18 @@
 
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { chromium } from 'playwright-core';
-
 import { PageOrigin } from './lib/origin.mjs';
+import { launch, loopback, step } from './lib/browser.mjs';
 import { Server } from './lib/server.mjs';
 
-// Launched as playground.test.mjs launches it.
-const chromiumPath = '/usr/bin/chromium';
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const server = new Server();
 const origin = new PageOrigin(join(dirname(fileURLToPath(import.meta.url)), 'inbox-page'), ['@urql/core']);
 const s = {
-  profile: null,
+  browser: null, // Chromium and its fresh profile
   context: null,
   page: null,
   a: null, // subscriber A: the session's
@@ -40,33 +32,8 @@ const s = {
   pageErrors: [],
 };
 
-/** step runs fn; when it fails, it saves a screenshot, prints its path and rethrows. */
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (err) {
-    if (s.page && !s.page.isClosed()) {
-      const file = join(tmpdir(), `inbox-${name.replace(/\W+/g, '-')}-${Date.now()}.png`);
-      try {
-        await s.page.screenshot({ path: file, fullPage: true });
-        console.error(`screenshot of the failed step "${name}": ${file}`);
-      } catch (shotErr) {
-        console.error(`no screenshot of "${name}": ${shotErr.message}`);
-      }
-    }
-    throw err;
-  }
-}
-
 function needsSetup() {
   if (!s.page) throw new Error('setup failed; see the first test');
-}
-
-/** loopback tells whether a URL stays on this machine (or inside the page). */
-function loopback(url) {
-  const u = new URL(url);
-  if (['data:', 'blob:', 'about:'].includes(u.protocol)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 }
 
 /** backend calls the API as the customer's backend does, with the API key. */
@@ -95,10 +62,6 @@ const buttons = (m) => m.cta?.action?.buttons ?? [];
 const pressable = (m) => m.cta?.action?.status !== 'done' && buttons(m).some((b) => b.type === 'primary');
 
 test('setup: start the server, create A\'s session, serve the page from another origin, launch Chromium', { timeout: 600_000 }, async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(`${chromiumPath} is missing: install Debian's Chromium (apt-get install -y chromium); ` +
-      'this suite never downloads a browser');
-  }
   await server.start();
 
   // The customer's backend: two subscribers with call-to-action buttons, A with one to
@@ -128,12 +91,8 @@ test('setup: start the server, create A\'s session, serve the page from another 
   await origin.start('localhost');
   assert.notEqual(origin.origin, new URL(server.baseURL).origin, 'the page and the API share an origin');
 
-  s.profile = await mkdtemp(join(tmpdir(), 'inbox-chromium-'));
-  s.context = await chromium.launchPersistentContext(s.profile, {
-    executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000,
-  });
-  s.context.on('request', (req) => s.requests.push(req.url()));
-  await s.context.route((url) => !loopback(url.href), (route) => route.abort('blockedbyclient'));
+  s.browser = await launch('inbox', s.requests);
+  s.context = s.browser.context;
   s.context.on('response', async (res) => {
     const req = res.request();
     if (new URL(req.url()).origin !== server.baseURL) return;
@@ -158,7 +117,7 @@ test('setup: start the server, create A\'s session, serve the page from another 
   });
 
   const settings = new URLSearchParams({ api: server.baseURL, token: session.json.token, other: s.b, otherMessage: otherMessage._id });
-  await step('open', async () => {
+  await step('inbox', () => s.page, 'open', async () => {
     const res = await s.page.goto(`${origin.origin}/#${settings}`, { waitUntil: 'load' });
     assert.equal(res.status(), 200, 'GET / of the page');
     await s.page.waitForSelector('body[data-done="true"]', { timeout: 30_000 });
@@ -167,7 +126,7 @@ test('setup: start the server, create A\'s session, serve the page from another 
 
 test('the page lists only A\'s messages, presses one, and is refused B\'s', { timeout: 60_000 }, async () => {
   needsSetup();
-  await step('inbox', async () => {
+  await step('inbox', () => s.page, 'inbox', async () => {
     const inbox = await s.page.evaluate(() => window.inbox);
     assert.equal(inbox.fatal, undefined, `the page failed: ${inbox.fatal}`);
 
@@ -195,7 +154,7 @@ test('the page lists only A\'s messages, presses one, and is refused B\'s', { ti
 
 test('the page called the API across origins, with CORS', async () => {
   needsSetup();
-  await step('cors', async () => {
+  await step('inbox', () => s.page, 'cors', async () => {
     const api = new URL(server.baseURL).origin;
     assert.notEqual(origin.origin, api);
     const graphql = s.api.filter((r) => new URL(r.url).pathname === '/graphql' && r.method !== 'OPTIONS');
@@ -241,8 +200,7 @@ test('the page asked nothing of any host but the two origins, and raised no erro
 });
 
 after(async () => {
-  await s.context?.close().catch((err) => console.error(`closing Chromium: ${err.message}`));
-  if (s.profile) await rm(s.profile, { recursive: true, force: true });
+  await s.browser?.close();
   await origin.stop();
   await server.stop();
 });

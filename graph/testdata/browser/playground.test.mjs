@@ -5,22 +5,14 @@
 
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 
-import { chromium } from 'playwright-core';
-
+import { launch, loopback, step } from './lib/browser.mjs';
 import { Server } from './lib/server.mjs';
 
-const chromiumPath = '/usr/bin/chromium';
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const server = new Server();
 const s = {
-  profile: null, // the browser's fresh --user-data-dir
+  browser: null, // Chromium and its fresh profile
   context: null,
   page: null,
   requests: [], // every URL the browser asked for
@@ -28,49 +20,14 @@ const s = {
   pageErrors: [], // uncaught exceptions and console errors (a CSP refusal is one)
 };
 
-/** step runs fn; when it fails, it saves a screenshot, prints its path and rethrows. */
-async function step(name, fn) {
-  try {
-    return await fn();
-  } catch (err) {
-    if (s.page && !s.page.isClosed()) {
-      const file = join(tmpdir(), `playground-${name.replace(/\W+/g, '-')}-${Date.now()}.png`);
-      try {
-        await s.page.screenshot({ path: file, fullPage: true });
-        console.error(`screenshot of the failed step "${name}": ${file}`);
-      } catch (shotErr) {
-        console.error(`no screenshot of "${name}": ${shotErr.message}`);
-      }
-    }
-    throw err;
-  }
-}
-
 function needsSetup() {
   if (!s.page) throw new Error('setup failed; see the first test');
 }
 
-/** loopback tells whether a URL stays on this machine (or inside the page). */
-function loopback(url) {
-  const u = new URL(url);
-  if (['data:', 'blob:', 'about:'].includes(u.protocol)) return true;
-  return ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
-}
-
 test('setup: build and start the server, launch Chromium, open the playground', { timeout: 600_000 }, async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(`${chromiumPath} is missing: install Debian's Chromium (apt-get install -y chromium); ` +
-      'this suite never downloads a browser');
-  }
   await server.start();
-  s.profile = await mkdtemp(join(tmpdir(), 'playground-chromium-'));
-  s.context = await chromium.launchPersistentContext(s.profile, {
-    executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000,
-  });
-  s.context.on('request', (req) => s.requests.push(req.url()));
-  // Nothing leaves the machine even when it has a network: such a request fails here,
-  // and the last test reports it.
-  await s.context.route((url) => !loopback(url.href), (route) => route.abort('blockedbyclient'));
+  s.browser = await launch('playground', s.requests);
+  s.context = s.browser.context;
   s.context.on('response', async (res) => {
     const req = res.request();
     if (new URL(req.url()).pathname !== '/graphql') return;
@@ -82,7 +39,7 @@ test('setup: build and start the server, launch Chromium, open the playground', 
   s.page = s.context.pages()[0] ?? await s.context.newPage();
   s.page.on('pageerror', (err) => s.pageErrors.push(`uncaught: ${err.message}`));
   s.page.on('console', (msg) => { if (msg.type() === 'error') s.pageErrors.push(`console: ${msg.text()}`); });
-  await step('open', async () => {
+  await step('playground', () => s.page, 'open', async () => {
     const res = await s.page.goto(`${server.baseURL}/`, { waitUntil: 'load' });
     assert.equal(res.status(), 200, 'GET / status');
   });
@@ -91,7 +48,7 @@ test('setup: build and start the server, launch Chromium, open the playground', 
 test('the schema loads on first open, with the demo key in the header editor', { timeout: 60_000 }, async () => {
   needsSetup();
   const { page } = s;
-  await step('schema', async () => {
+  await step('playground', () => s.page, 'schema', async () => {
     await page.waitForSelector('.graphiql-container', { timeout: 30_000 });
     const introspection = () => s.graphql.find((g) => g.body.includes('IntrospectionQuery'));
     await waitFor(() => introspection(), 30_000, 'an introspection request');
@@ -113,13 +70,15 @@ test('the schema loads on first open, with the demo key in the header editor', {
 test('the default query runs and shows totalCount', { timeout: 60_000 }, async () => {
   needsSetup();
   const { page } = s;
-  await step('run', async () => {
+  await step('playground', () => s.page, 'run', async () => {
     const before = s.graphql.length;
     await page.locator('.graphiql-execute-button').click();
     const result = page.locator('.result-window');
     await result.getByText('"totalCount"').waitFor({ timeout: 20_000 });
+    // The response listener reads the body asynchronously: the pane can show the result
+    // before the exchange is recorded.
+    await waitFor(() => s.graphql.slice(before).some((g) => g.body.includes('messages')), 10_000, 'the query went to /graphql');
     const run = s.graphql.slice(before).find((g) => g.body.includes('messages'));
-    assert.ok(run, 'the query went to /graphql');
     assert.equal(run.status, 200, `query status; answer: ${JSON.stringify(run.json)?.slice(0, 300)}`);
     assert.equal(run.json?.errors, undefined, `query errors: ${JSON.stringify(run.json?.errors)}`);
     assert.ok(run.json?.data?.messages?.totalCount > 0, `totalCount of the demo data: ${JSON.stringify(run.json)?.slice(0, 300)}`);
@@ -130,7 +89,7 @@ test('the default query runs and shows totalCount', { timeout: 60_000 }, async (
 test('a key typed into the header editor replaces the configured one', { timeout: 60_000 }, async () => {
   needsSetup();
   const { page } = s;
-  await step('override', async () => {
+  await step('playground', () => s.page, 'override', async () => {
     const errorsBefore = s.pageErrors.length;
     await page.evaluate(() => {
       // The tool section holds the variables editor too, hidden while headers show.
@@ -152,7 +111,7 @@ test('a key typed into the header editor replaces the configured one', { timeout
 
 test('the page asked nothing of any host but the server, and raised no error', async () => {
   needsSetup();
-  await step('offline', async () => {
+  await step('playground', () => s.page, 'offline', async () => {
     const elsewhere = s.requests.filter((url) => !loopback(url));
     assert.deepEqual(elsewhere, [], 'requests to other hosts');
     assert.ok(s.requests.some((url) => url.includes('/playground/assets/graphiql.min.js')), `the embedded GraphiQL was loaded: ${s.requests.join('\n')}`);
@@ -163,8 +122,7 @@ test('the page asked nothing of any host but the server, and raised no error', a
 });
 
 after(async () => {
-  await s.context?.close().catch((err) => console.error(`closing Chromium: ${err.message}`));
-  if (s.profile) await rm(s.profile, { recursive: true, force: true });
+  await s.browser?.close();
   await server.stop();
 });
 

@@ -1,0 +1,63 @@
+// Debian's Chromium as every test here launches it: headless, with the flags that keep it
+// from reaching for the network, in a fresh profile, every request recorded and anything
+// that would leave the machine refused.
+
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+import { chromium } from 'playwright-core';
+
+export const chromiumPath = '/usr/bin/chromium';
+const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+  '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+/** loopback tells whether a URL stays on this machine (or inside the page). */
+export function loopback(url) {
+  const u = new URL(url);
+  if (['data:', 'blob:', 'about:'].includes(u.protocol)) return true;
+  return ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
+}
+
+/**
+ * launch starts Chromium in a fresh profile named after prefix. Every URL the browser
+ * asks for is pushed to requests; a request for another host is aborted (and stays in
+ * requests, for the test to report). It fails, never skips, when Chromium is missing.
+ */
+export async function launch(prefix, requests) {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(`${chromiumPath} is missing: install Debian's Chromium (apt-get install -y chromium); ` +
+      'these tests never download a browser');
+  }
+  const profile = await mkdtemp(join(tmpdir(), `${prefix}-chromium-`));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000,
+  });
+  context.on('request', (req) => requests.push(req.url()));
+  await context.route((url) => !loopback(url.href), (route) => route.abort('blockedbyclient'));
+  const close = async () => {
+    await context.close().catch(() => {});
+    await rm(profile, { recursive: true, force: true });
+  };
+  return { context, profile, close };
+}
+
+/** step runs fn; when it fails, it saves a screenshot of page(), prints its path and rethrows. */
+export async function step(prefix, page, name, fn) {
+  try {
+    return await fn();
+  } catch (err) {
+    const p = page();
+    if (p && !p.isClosed()) {
+      const file = join(tmpdir(), `${prefix}-${name.replace(/\W+/g, '-')}-${Date.now()}.png`);
+      try {
+        await p.screenshot({ path: file, fullPage: true });
+        console.error(`screenshot of the failed step "${name}": ${file}`);
+      } catch (shotErr) {
+        console.error(`no screenshot of "${name}": ${shotErr.message}`);
+      }
+    }
+    throw err;
+  }
+}
