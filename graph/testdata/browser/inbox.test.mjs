@@ -12,7 +12,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 import { PageOrigin } from './lib/origin.mjs';
-import { launch, loopback, step } from './lib/browser.mjs';
+import { launch, loopback, step, waitFor } from './lib/browser.mjs';
 import { Server } from './lib/server.mjs';
 
 
@@ -157,7 +157,11 @@ test('the page called the API across origins, with CORS', async () => {
   await step('inbox', () => s.page, 'cors', async () => {
     const api = new URL(server.baseURL).origin;
     assert.notEqual(origin.origin, api);
-    const graphql = s.api.filter((r) => new URL(r.url).pathname === '/graphql' && r.method !== 'OPTIONS');
+    // The response listener reads headers asynchronously: the last exchange may still be
+    // on its way into s.api when the page is done.
+    const isGraphQL = (r) => new URL(r.url).pathname === '/graphql' && r.method !== 'OPTIONS';
+    await waitFor(() => s.api.filter(isGraphQL).length >= 4, 10_000, 'four recorded GraphQL exchanges');
+    const graphql = s.api.filter(isGraphQL);
     assert.equal(graphql.length, 4, `four GraphQL requests (two queries, two mutations): ${JSON.stringify(graphql.map((r) => `${r.method} ${r.url}`))}`);
     // urql sends queries as GET and mutations as POST; all four with A's token, none with the key.
     for (const r of graphql) {

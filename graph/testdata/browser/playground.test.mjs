@@ -6,7 +6,7 @@
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { launch, loopback, step } from './lib/browser.mjs';
+import { launch, loopback, step, waitFor } from './lib/browser.mjs';
 import { Server } from './lib/server.mjs';
 
 
@@ -125,12 +125,3 @@ after(async () => {
   await s.browser?.close();
   await server.stop();
 });
-
-/** waitFor polls until check() is truthy or the time is up. */
-async function waitFor(check, ms, what) {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}

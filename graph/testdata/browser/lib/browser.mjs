@@ -61,3 +61,12 @@ export async function step(prefix, page, name, fn) {
     throw err;
   }
 }
+
+/** waitFor polls until check() is truthy or the time is up. */
+export async function waitFor(check, ms, what) {
+  const deadline = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
