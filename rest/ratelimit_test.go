@@ -49,26 +49,6 @@ func newLimitedAPI(t testing.TB, s *models.Store, o edge.RateLimitOptions) *limi
 	return &limitedAPI{api: &api{srv: srv, store: s, log: log}, limiter: l}
 }
 
-// testClock is a settable clock for the in-process buckets.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock() *testClock { return &testClock{now: clock} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // limitHeaders are the rate-limit fields of a response; absent ones are "".
 type limitHeaders struct{ Limit, Remaining, Reset, RetryAfter string }
 
@@ -128,7 +108,7 @@ const gqlCount = `{ messages { totalCount } }`
 func TestRateLimitHeadersAndRefusal(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
-		clk := newTestClock()
+		clk := dbtest.NewClock(clock)
 		a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 3, Now: clk.Now})
 		const uri = "/v1/messages?limit=1"
 
@@ -176,7 +156,7 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	clk := newTestClock()
+	clk := dbtest.NewClock(clock)
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 0.4, Burst: 1, Now: clk.Now})
 	if res := a.get(t, tn.Key, "/v1/messages"); res.status != http.StatusOK {
 		t.Fatalf("status %d, want 200", res.status)
@@ -209,7 +189,7 @@ func TestRateLimitDefaults(t *testing.T) {
 func TestRateLimitEnvironmentsIndependent(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	acme, globex := dbtest.NewTenant(t, s, "acme"), dbtest.NewTenant(t, s, "globex")
-	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: dbtest.NewClock(clock).Now})
 	for range 2 {
 		if res := a.get(t, acme.Key, "/v1/messages"); res.status != http.StatusOK {
 			t.Fatalf("acme: status %d, want 200", res.status)
@@ -234,7 +214,7 @@ func TestRateLimitEnvironmentsIndependent(t *testing.T) {
 func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: dbtest.NewClock(clock).Now})
 	for _, e := range endpoints("0123456789abcdef01234567") {
 		for _, auth := range []string{"", "ApiKey wrong", "Bearer " + tn.Key} {
 			res := e.send(t, a.api, auth)
@@ -258,7 +238,7 @@ func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
 func TestRateLimitConcurrentBurst(t *testing.T) {
 	s := dbtest.Open(t, models.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
-	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 5, Now: newTestClock().Now})
+	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 5, Now: dbtest.NewClock(clock).Now})
 	if got := statusCounts(t, 20, func() int { return a.get(t, tn.Key, "/v1/messages?limit=1").status }); !cmp.Equal(got, map[int]int{200: 5, 429: 15}) {
 		t.Errorf("statuses = %v, want 5 × 200 and 15 × 429", got)
 	}

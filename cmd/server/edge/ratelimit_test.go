@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"messages/cmd/server/edge"
 	"messages/models"
+	"messages/models/dbtest"
 	"messages/rest"
 )
 
@@ -21,26 +21,6 @@ var clock = time.Date(2025, 3, 1, 9, 30, 15, 250_000_000, time.UTC)
 // v1Errors is the /v1 error writer on the fixed clock, as the /v1 mount injects it.
 func v1Errors() rest.ErrorWriter {
 	return rest.NewErrorWriter(slog.New(slog.DiscardHandler), func() time.Time { return clock })
-}
-
-// testClock is a settable clock for the in-process buckets.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newTestClock() *testClock { return &testClock{now: clock} }
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
 }
 
 // TestRateLimitOptionsInvalid: nonsense settings fail at start, without echoing a Redis
@@ -97,7 +77,7 @@ func envGet(t testing.TB, srv *httptest.Server, env string) int {
 // the in-process map holds only the environments seen lately; one still empty is kept
 // and stays refused.
 func TestRateLimitEvictsIdleEnvironments(t *testing.T) {
-	clk := newTestClock()
+	clk := dbtest.NewClock(clock)
 	srv, l := envAPI(t, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: clk.Now})
 	envGet(t, srv, "hot")
 	envGet(t, srv, "hot")
@@ -123,7 +103,7 @@ func TestRateLimitEvictsIdleEnvironments(t *testing.T) {
 // TestRateLimitBoundedEnvironments: past MaxEnvironments the least recently used bucket
 // goes, even within the refill time.
 func TestRateLimitBoundedEnvironments(t *testing.T) {
-	srv, l := envAPI(t, edge.RateLimitOptions{Rate: 1, Burst: 2, MaxEnvironments: 100, Now: newTestClock().Now})
+	srv, l := envAPI(t, edge.RateLimitOptions{Rate: 1, Burst: 2, MaxEnvironments: 100, Now: dbtest.NewClock(clock).Now})
 	for i := range 1000 {
 		envGet(t, srv, fmt.Sprintf("env-%d", i))
 		if n := l.Environments(); n > 100 {
