@@ -10,6 +10,7 @@ import (
 	"math"
 	"messages/graph/model"
 	"messages/models"
+	"messages/models/changefeed"
 	"strconv"
 	"sync/atomic"
 
@@ -30,9 +31,11 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Message() MessageResolver
+	MessageEvent() MessageEventResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
 	Subscriber() SubscriberResolver
+	Subscription() SubscriptionResolver
 	Template() TemplateResolver
 }
 
@@ -142,6 +145,12 @@ type ComplexityRoot struct {
 	MessageEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	MessageEvent struct {
+		Cursor  func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Message func(childComplexity int) int
 	}
 
 	MessagesPage struct {
@@ -268,6 +277,10 @@ type ComplexityRoot struct {
 		ProviderID            func(childComplexity int) int
 	}
 
+	Subscription struct {
+		MessageEvents func(childComplexity int, subscriberID *string, channel *models.ChannelType, after *string) int
+	}
+
 	Template struct {
 		Active                    func(childComplexity int) int
 		CreatorID                 func(childComplexity int) int
@@ -311,6 +324,11 @@ type ComplexityRoot struct {
 type MessageResolver interface {
 	ID(ctx context.Context, obj *models.Message) (string, error)
 }
+type MessageEventResolver interface {
+	Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error)
+	Message(ctx context.Context, obj *changefeed.Event) (*models.Message, error)
+	Cursor(ctx context.Context, obj *changefeed.Event) (string, error)
+}
 type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
 }
@@ -322,6 +340,9 @@ type QueryResolver interface {
 }
 type SubscriberResolver interface {
 	ID(ctx context.Context, obj *models.Subscriber) (string, error)
+}
+type SubscriptionResolver interface {
+	MessageEvents(ctx context.Context, subscriberID *string, channel *models.ChannelType, after *string) (<-chan *changefeed.Event, error)
 }
 type TemplateResolver interface {
 	ID(ctx context.Context, obj *models.Template) (string, error)
@@ -764,6 +785,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MessageEdge.Node(childComplexity), true
+
+	case "MessageEvent.cursor":
+		if e.ComplexityRoot.MessageEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageEvent.Cursor(childComplexity), true
+	case "MessageEvent.kind":
+		if e.ComplexityRoot.MessageEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageEvent.Kind(childComplexity), true
+	case "MessageEvent.message":
+		if e.ComplexityRoot.MessageEvent.Message == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageEvent.Message(childComplexity), true
 
 	case "MessagesPage.data":
 		if e.ComplexityRoot.MessagesPage.Data == nil {
@@ -1313,6 +1353,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubscriberChannel.ProviderID(childComplexity), true
 
+	case "Subscription.messageEvents":
+		if e.ComplexityRoot.Subscription.MessageEvents == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_messageEvents_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.MessageEvents(childComplexity, args["subscriberId"].(*string), args["channel"].(*models.ChannelType), args["after"].(*string)), true
+
 	case "Template.active":
 		if e.ComplexityRoot.Template.Active == nil {
 			break
@@ -1528,6 +1580,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		next := ec._Subscription(ctx, opCtx.Operation.SelectionSet)
+
+		var buf bytes.Buffer
+		return func(ctx context.Context) *graphql.Response {
+			buf.Reset()
+			data := next(ctx)
+
+			if data == nil {
+				return nil
+			}
+			data.MarshalGQL(&buf)
+
+			return &graphql.Response{
+				Data: buf.Bytes(),
+			}
+		}
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
@@ -1687,6 +1756,59 @@ type Mutation {
     "A JSON object to store as the action's result payload."
     payload: JSON
   ): Message!
+}
+
+"""
+Live updates, over WebSocket (the ` + "`" + `graphql-transport-ws` + "`" + ` protocol, credentials in
+` + "`" + `connection_init` + "`" + `'s payload as ` + "`" + `{"Authorization": "ApiKey ..."}` + "`" + ` or ` + "`" + `"Bearer ..."` + "`" + `) or
+Server-Sent Events (the ` + "`" + `graphql-sse` + "`" + ` protocol, credentials in the Authorization header).
+"""
+type Subscription {
+  """
+  Every change to a message matching the filters, as it is committed by any writer: a
+  message delivered by the platform, loaded by ` + "`" + `import` + "`" + `, or marked through either API on
+  any instance. With a subscriber session the stream holds only that subscriber's
+  messages. Several changes to one message close together may arrive as one event
+  carrying the newest state; events of one message arrive in the order of its changes.
+  """
+  messageEvents(
+    "External id of the subscriber whose messages to follow; a session may only name its own."
+    subscriberId: String
+    "Only messages delivered through this channel."
+    channel: ChannelType
+    """
+    The ` + "`" + `cursor` + "`" + ` of the last event the client received: first deliver what changed after
+    it (a client that was disconnected misses nothing), then continue live. Cursors are
+    bound to the environment and the filters, and kept for the retention window the
+    server states (7 days by default); an older one is refused with ` + "`" + `CURSOR_EXPIRED` + "`" + `.
+    """
+    after: String
+  ): MessageEvent!
+}
+
+"""
+One change to a message.
+"""
+type MessageEvent {
+  "Whether the message is new or an existing one changed."
+  kind: MessageEventKind!
+  "The message as it is after the change, as the ` + "`" + `messages` + "`" + ` query returns it."
+  message: Message!
+  "Pass as ` + "`" + `after` + "`" + ` to resume the stream after this event."
+  cursor: String!
+}
+
+"""
+What happened to the message of a MessageEvent.
+"""
+enum MessageEventKind {
+  "The message is new: it has not changed since it was written. Clients upsert by id either way."
+  created
+  """
+  The message changed since it was written (its call-to-action was marked, for one). A
+  message written and changed before the client heard of it arrives once, as updated.
+  """
+  updated
 }
 
 """
@@ -2420,6 +2542,18 @@ func (ec *executionContext) childFields_MessageEdge(ctx context.Context, field g
 	return nil, fmt.Errorf("no field named %q was found under type MessageEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_MessageEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_MessageEvent_kind(ctx, field)
+	case "message":
+		return ec.fieldContext_MessageEvent_message(ctx, field)
+	case "cursor":
+		return ec.fieldContext_MessageEvent_cursor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessageEvent", field.Name)
+}
+
 func (ec *executionContext) childFields_MessagesPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "totalCount":
@@ -3013,6 +3147,36 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_messageEvents_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "channel",
+		func(ctx context.Context, v any) (*models.ChannelType, error) {
+			return ec.unmarshalOChannelType2ᚖmessagesᚋmodelsᚐChannelType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["channel"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -4769,6 +4933,84 @@ func (ec *executionContext) fieldContext_MessageEdge_node(_ context.Context, fie
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _MessageEvent_kind(ctx context.Context, field graphql.CollectedField, obj *changefeed.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageEvent().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MessageEventKind) graphql.Marshaler {
+			return ec.marshalNMessageEventKind2messagesᚋgraphᚋmodelᚐMessageEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageEvent", field, true, true, errors.New("field of type MessageEventKind does not have child fields"))
+}
+
+func (ec *executionContext) _MessageEvent_message(ctx context.Context, field graphql.CollectedField, obj *changefeed.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEvent_message(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageEvent().Message(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageEvent_message(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MessageEvent",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MessageEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *changefeed.Event) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageEvent().Cursor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageEvent", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _MessagesPage_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.MessagesPage) (ret graphql.Marshaler) {
@@ -7025,6 +7267,50 @@ func (ec *executionContext) fieldContext_SubscriberChannel_credentials(_ context
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ChannelCredentials(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_messageEvents(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_messageEvents(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().MessageEvents(ctx, fc.Args["subscriberId"].(*string), fc.Args["channel"].(*models.ChannelType), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *changefeed.Event) graphql.Marshaler {
+			return ec.marshalNMessageEvent2ᚖmessagesᚋmodelsᚋchangefeedᚐEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_messageEvents(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_messageEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -9579,6 +9865,153 @@ func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var messageEventImplementors = []string{"MessageEvent"}
+
+func (ec *executionContext) _MessageEvent(ctx context.Context, sel ast.SelectionSet, obj *changefeed.Event) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messageEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessageEvent")
+		case "kind":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageEvent_kind(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "message":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageEvent_message(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "cursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageEvent_cursor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var messagesPageImplementors = []string{"MessagesPage"}
 
 func (ec *executionContext) _MessagesPage(ctx context.Context, sel ast.SelectionSet, obj *models.MessagesPage) graphql.Marshaler {
@@ -10571,6 +11004,26 @@ func (ec *executionContext) _SubscriberChannel(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "messageEvents":
+		return ec._Subscription_messageEvents(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
+}
+
 var templateImplementors = []string{"Template", "Node"}
 
 func (ec *executionContext) _Template(ctx context.Context, sel ast.SelectionSet, obj *models.Template) graphql.Marshaler {
@@ -11439,6 +11892,26 @@ func (ec *executionContext) marshalNMessageEdge2ᚖmessagesᚋmodelsᚐMessageEd
 		return graphql.Null
 	}
 	return ec._MessageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMessageEvent2ᚖmessagesᚋmodelsᚋchangefeedᚐEvent(ctx context.Context, sel ast.SelectionSet, v *changefeed.Event) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MessageEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMessageEventKind2messagesᚋgraphᚋmodelᚐMessageEventKind(ctx context.Context, v any) (model.MessageEventKind, error) {
+	var res model.MessageEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMessageEventKind2messagesᚋgraphᚋmodelᚐMessageEventKind(ctx context.Context, sel ast.SelectionSet, v model.MessageEventKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNMessagesPage2ᚖmessagesᚋmodelsᚐMessagesPage(ctx context.Context, sel ast.SelectionSet, v *models.MessagesPage) graphql.Marshaler {

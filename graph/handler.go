@@ -65,6 +65,9 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		return 1 + n*child
 	}
 	srv := handler.New(NewExecutableSchema(cfg))
+	// Subscriptions first: a WebSocket upgrade is a GET, and an event stream a POST.
+	srv.AddTransport(r.websocketTransport())
+	srv.AddTransport(sseTransport())
 	srv.AddTransport(transport.Options{})
 	// GraphQL over HTTP's statuses and media types, and GET caching (transport.go).
 	srv.AddTransport(getTransport{})

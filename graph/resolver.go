@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/changefeed"
 	"messages/models/session"
 )
 
@@ -26,4 +27,9 @@ type Resolver struct {
 	CursorSecret []byte
 	// Sessions issues and verifies subscriber session tokens.
 	Sessions *session.Signer
+	// Feed serves messageEvents subscriptions; nil means the server serves none.
+	Feed *changefeed.Feed
+	// EventRetention is how old a messageEvents cursor may be; 0 means
+	// DefaultEventRetention.
+	EventRetention time.Duration
 }

@@ -9,11 +9,36 @@ import (
 	"context"
 	"messages/graph/model"
 	"messages/models"
+	"messages/models/changefeed"
 )
 
 // ID is the resolver for the id field.
 func (r *messageResolver) ID(ctx context.Context, obj *models.Message) (string, error) {
 	return globalID(typeMessage, obj.ID), nil
+}
+
+// Kind is the resolver for the kind field.
+func (r *messageEventResolver) Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error) {
+	if obj.Change != nil && !obj.Change.Created {
+		return model.MessageEventKindUpdated, nil
+	}
+	return model.MessageEventKindCreated, nil
+}
+
+// Message is the resolver for the message field.
+func (r *messageEventResolver) Message(ctx context.Context, obj *changefeed.Event) (*models.Message, error) {
+	if obj.Err != nil {
+		return nil, streamEnded(obj.Err)
+	}
+	return obj.Change.Message, nil
+}
+
+// Cursor is the resolver for the cursor field.
+func (r *messageEventResolver) Cursor(ctx context.Context, obj *changefeed.Event) (string, error) {
+	if obj.Err != nil {
+		return "", nil
+	}
+	return r.eventCursors(obj.Filter()).encode(obj.Resume), nil
 }
 
 // MarkMessageAction is the resolver for the markMessageAction field.
@@ -88,6 +113,34 @@ func (r *subscriberResolver) ID(ctx context.Context, obj *models.Subscriber) (st
 	return globalID(typeSubscriber, obj.ID), nil
 }
 
+// MessageEvents is the resolver for the messageEvents field.
+func (r *subscriptionResolver) MessageEvents(ctx context.Context, subscriberID *string, channel *models.ChannelType, after *string) (<-chan *changefeed.Event, error) {
+	caller, err := models.CallerFrom(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if r.Feed == nil {
+		return nil, models.Errorf(models.EUNAVAILABLE, "live events are not served by this server")
+	}
+	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
+		return nil, err
+	}
+	list, _, err := parseListArgs(channel, subscriberID, nil, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	filter := models.ChangeFilter{EnvironmentID: caller.EnvironmentID, SubscriberID: list.SubscriberID, Channel: list.Channel}
+	var from *changefeed.Resume
+	if after != nil {
+		if from, err = r.eventCursors(filter).decode(*after, r.Now(), r.eventRetention()); err != nil {
+			return nil, err
+		}
+	}
+	sub := r.Feed.Subscribe(ctx, filter, from)
+	context.AfterFunc(ctx, sub.Close)
+	return sub.Events(), nil
+}
+
 // ID is the resolver for the id field.
 func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string, error) {
 	return globalID(typeTemplate, obj.ID), nil
@@ -95,6 +148,9 @@ func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string
 
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
+
+// MessageEvent returns MessageEventResolver implementation.
+func (r *Resolver) MessageEvent() MessageEventResolver { return &messageEventResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -105,13 +161,18 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Subscriber returns SubscriberResolver implementation.
 func (r *Resolver) Subscriber() SubscriberResolver { return &subscriberResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // Template returns TemplateResolver implementation.
 func (r *Resolver) Template() TemplateResolver { return &templateResolver{r} }
 
 type (
-	messageResolver    struct{ *Resolver }
-	mutationResolver   struct{ *Resolver }
-	queryResolver      struct{ *Resolver }
-	subscriberResolver struct{ *Resolver }
-	templateResolver   struct{ *Resolver }
+	messageResolver      struct{ *Resolver }
+	messageEventResolver struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
+	subscriberResolver   struct{ *Resolver }
+	subscriptionResolver struct{ *Resolver }
+	templateResolver     struct{ *Resolver }
 )

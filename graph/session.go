@@ -61,7 +61,14 @@ func (r *Resolver) AuthenticateSession(ctx context.Context, token string) (model
 	if err != nil {
 		return models.Caller{}, err
 	}
-	return r.Store.SessionCaller(ctx, claims.EnvironmentID, claims.KeyID, claims.Subject)
+	caller, err := r.Store.SessionCaller(ctx, claims.EnvironmentID, claims.KeyID, claims.Subject)
+	if err != nil {
+		return models.Caller{}, err
+	}
+	if claims.ExpiresAt != nil {
+		caller.ExpiresAt = claims.ExpiresAt.Time
+	}
+	return caller, nil
 }
 
 // scopedSubscriber applies a session's scope to a list's subscriberId argument: omitted

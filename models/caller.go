@@ -1,6 +1,9 @@
 package models
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Caller is the authenticated tenant of a request: the environment its API key is bound
 // to. Every read and write is filtered by it. A subscriber session (the credential a
@@ -12,6 +15,9 @@ type Caller struct {
 	// SubscriberID is the external id of the subscriber a session token is scoped to, ""
 	// for an API key. With it, the caller reads and marks that subscriber's messages only.
 	SubscriberID string
+	// ExpiresAt is when a session token stops being valid; zero for an API key. A
+	// long-lived stream authenticated by the token ends then.
+	ExpiresAt time.Time
 }
 
 // Scoped reports whether the caller holds a subscriber session rather than an API key.

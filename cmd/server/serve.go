@@ -15,6 +15,7 @@ import (
 	"messages/graph"
 	"messages/graph/playground"
 	"messages/models"
+	"messages/models/changefeed"
 	"messages/models/session"
 	"messages/rest"
 )
@@ -40,6 +41,10 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.FloatFlag{Name: "session-rate-limit", Usage: "requests per second allowed to each subscriber session, on top of its environment's limit", Value: edge.DefaultSessionRateLimit, Sources: cli.EnvVars("SESSION_RATE_LIMIT")},
 			&cli.IntFlag{Name: "session-rate-burst", Usage: "requests a subscriber session may send at once", Value: edge.DefaultSessionRateBurst, Sources: cli.EnvVars("SESSION_RATE_BURST")},
 			&cli.StringFlag{Name: "cors-allowed-origins", Usage: "comma-separated browser origins allowed to call /graphql and /v1 (https://app.example.com; * for any); in development any http://localhost:* and http://127.0.0.1:* origin is allowed too", Sources: cli.EnvVars("CORS_ALLOWED_ORIGINS")},
+			&cli.DurationFlag{Name: "events-poll-interval", Usage: "how often each instance reads the messages changed since its last read, for messageEvents subscriptions", Value: changefeed.DefaultInterval, Sources: cli.EnvVars("EVENTS_POLL_INTERVAL")},
+			&cli.DurationFlag{Name: "events-lookback", Usage: "how far back each read of changes looks again, for transactions that commit after rows written later (longer writers register a hold, as import does)", Value: changefeed.DefaultLookback, Sources: cli.EnvVars("EVENTS_LOOKBACK")},
+			&cli.IntFlag{Name: "events-buffer", Usage: "events a subscription may have waiting for a slow client before it is closed", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
+			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -58,6 +63,8 @@ func (a *app) serveCommand() *cli.Command {
 				sessionSecrets: [][]byte{[]byte(cmd.String("session-secret")), []byte(cmd.String("session-secret-previous"))},
 				cors:           edge.CORSOptions{AllowedOrigins: edge.ParseOrigins(cmd.String("cors-allowed-origins")), AllowLocalhost: c.development()},
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
+				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer")},
+				eventRetention: cmd.Duration("events-retention"),
 			})
 		},
 	}
@@ -75,6 +82,9 @@ type serveOptions struct {
 	sessionSecrets [][]byte
 	cors           edge.CORSOptions
 	idempotency    edge.IdempotencyOptions
+	// events tune the change feed behind messageEvents.
+	events         changefeed.Options
+	eventRetention time.Duration
 }
 
 // serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
@@ -150,14 +160,21 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	store.CountTTL = o.countTTL
 	store.Now = now
 
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions}
+	o.events.Logger, o.events.Now = logger, now
+	feed := changefeed.New(store, o.events)
+	go func() { _ = feed.Run(ctx) }()
+	// Streams are not requests Shutdown can wait for: end them, and their clients
+	// reconnect to another instance.
+	srv.RegisterOnShutdown(feed.Shutdown)
+	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
+		Feed: feed, EventRetention: o.eventRetention}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	obs, err := newObservability(store, limiter, idempotency, tracer)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
-	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors),
+	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors), origins: o.cors.Allows(),
 		idempotency: idempotency, timeout: o.requestTimeout, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
@@ -217,6 +234,7 @@ type guards struct {
 	limiter        *edge.RateLimiter
 	sessionLimiter *edge.RateLimiter
 	cors           edge.Middleware
+	origins        func(origin string) bool
 	idempotency    *edge.Idempotency
 	timeout        time.Duration
 	obs            *observability
@@ -231,7 +249,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
 	e := edge.New(edge.Options{
 		Logger: r.Logger, Now: r.Now, Auth: r,
-		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Idempotency: g.idempotency, Timeout: g.timeout,
+		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,
 	})
@@ -239,7 +257,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
-	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, JSONBodies: true}, gql))
+	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true}, gql))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})

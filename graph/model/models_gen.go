@@ -2,8 +2,80 @@
 
 package model
 
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strconv"
+)
+
 type Mutation struct {
 }
 
 type Query struct {
+}
+
+// Live updates, over WebSocket (the `graphql-transport-ws` protocol, credentials in
+// `connection_init`'s payload as `{"Authorization": "ApiKey ..."}` or `"Bearer ..."`) or
+// Server-Sent Events (the `graphql-sse` protocol, credentials in the Authorization header).
+type Subscription struct {
+}
+
+// What happened to the message of a MessageEvent.
+type MessageEventKind string
+
+const (
+	// The message is new: it has not changed since it was written. Clients upsert by id either way.
+	MessageEventKindCreated MessageEventKind = "created"
+	// The message changed since it was written (its call-to-action was marked, for one). A
+	// message written and changed before the client heard of it arrives once, as updated.
+	MessageEventKindUpdated MessageEventKind = "updated"
+)
+
+var AllMessageEventKind = []MessageEventKind{
+	MessageEventKindCreated,
+	MessageEventKindUpdated,
+}
+
+func (e MessageEventKind) IsValid() bool {
+	switch e {
+	case MessageEventKindCreated, MessageEventKindUpdated:
+		return true
+	}
+	return false
+}
+
+func (e MessageEventKind) String() string {
+	return string(e)
+}
+
+func (e *MessageEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MessageEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MessageEventKind", str)
+	}
+	return nil
+}
+
+func (e MessageEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MessageEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MessageEventKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"messages/models"
 )
@@ -24,6 +25,9 @@ const (
 	// maxBatchBytes flushes a batch of large records early: 500 records of 1 MiB would
 	// otherwise sit in memory at once.
 	maxBatchBytes = 4 << 20
+	// importHold bounds how long an import holds the event feed back should the process
+	// die before releasing its hold.
+	importHold = time.Hour
 	// progressEvery is how many lines an import reads between progress calls.
 	progressEvery = 1000
 )
@@ -39,7 +43,14 @@ type ImportStats struct{ Lines, Messages, Subscribers, Templates, Environments i
 // progress, when set, gets the lines read; on error the stats say how far the import got.
 func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lines int)) (ImportStats, error) {
 	var stats ImportStats
-	err := s.Transaction(ctx, func(ctx context.Context) error {
+	// One transaction may run far longer than the live event feed looks back: hold the
+	// feed at its start until it ends, so servers announce every message it commits.
+	release, err := s.HoldChanges(ctx, importHold)
+	if err != nil {
+		return stats, err
+	}
+	defer func() { _ = release(context.WithoutCancel(ctx)) }()
+	err = s.Transaction(ctx, func(ctx context.Context) error {
 		imp := newImporter(ctx, s, &stats)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 64<<10), maxLine)

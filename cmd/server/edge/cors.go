@@ -27,17 +27,8 @@ func CORS(o CORSOptions) Middleware {
 	if len(o.AllowedOrigins) == 0 && !o.AllowLocalhost {
 		return nil
 	}
-	exact := map[string]bool{}
-	anyOrigin := false
-	for _, origin := range o.AllowedOrigins {
-		origin = strings.TrimSuffix(strings.TrimSpace(origin), "/")
-		anyOrigin = anyOrigin || origin == "*"
-		exact[strings.ToLower(origin)] = true
-	}
 	c := cors.New(cors.Options{
-		AllowOriginFunc: func(origin string) bool {
-			return anyOrigin || exact[strings.ToLower(origin)] || (o.AllowLocalhost && isLocalhost(origin))
-		},
+		AllowOriginFunc:      o.Allows(),
 		AllowedMethods:       []string{http.MethodGet, http.MethodPost, http.MethodHead},
 		AllowedHeaders:       []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match"},
 		ExposedHeaders:       []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotency-Replay", "ETag"},
@@ -45,6 +36,20 @@ func CORS(o CORSOptions) Middleware {
 		OptionsSuccessStatus: http.StatusNoContent,
 	})
 	return c.Handler
+}
+
+// Allows returns the test of an origin against o, for CORS and for WebSocket upgrades.
+func (o CORSOptions) Allows() func(origin string) bool {
+	exact := map[string]bool{}
+	anyOrigin := false
+	for _, origin := range o.AllowedOrigins {
+		origin = strings.TrimSuffix(strings.TrimSpace(origin), "/")
+		anyOrigin = anyOrigin || origin == "*"
+		exact[strings.ToLower(origin)] = true
+	}
+	return func(origin string) bool {
+		return anyOrigin || exact[strings.ToLower(origin)] || (o.AllowLocalhost && isLocalhost(origin))
+	}
 }
 
 // isLocalhost reports whether origin is http://localhost or http://127.0.0.1 on any port.

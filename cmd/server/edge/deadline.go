@@ -13,13 +13,21 @@ const DefaultRequestTimeout = 5 * time.Second
 // Deadline gives every request a deadline of d in its context. The store runs every
 // query with that context, so when the database stops answering the query is abandoned
 // at the deadline, its connection discarded, and the request answered with 503 instead
-// of hanging. A d of zero or less leaves requests without a deadline.
+// of hanging. A d of zero or less leaves requests without a deadline. Streams (see
+// stream.go) get none.
 func Deadline(d time.Duration) Middleware {
 	return func(next http.Handler) http.Handler {
 		if d <= 0 {
 			return next
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if Streaming(r) {
+				// A stream lasts as long as its client listens; each event's work is
+				// bounded where it is done.
+				holdOpen(w)
+				next.ServeHTTP(w, r)
+				return
+			}
 			ctx, cancel := context.WithTimeout(r.Context(), d)
 			defer cancel()
 			next.ServeHTTP(w, r.WithContext(ctx))

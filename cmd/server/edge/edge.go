@@ -52,6 +52,9 @@ type Options struct {
 	SessionLimiter *RateLimiter
 	// CORS answers browsers on other origins; nil means none are allowed.
 	CORS Middleware
+	// Origins are the browser origins besides the server's own that may open a
+	// WebSocket (the same list CORS allows); nil means none.
+	Origins func(origin string) bool
 	// Idempotency holds idempotency keys; nil means keys are ignored.
 	Idempotency *Idempotency
 	// Timeout is the deadline of one request's work; 0 means none.
@@ -75,6 +78,9 @@ type Mount struct {
 	// learns only while serving whether a request changes anything (GraphQL). With
 	// neither, keys are ignored.
 	DeferredIdempotency DeferredPolicy
+	// WebSockets says the mount takes WebSocket upgrades and authenticates them in their
+	// first message (GraphQL's connection_init); their origin is checked here.
+	WebSockets bool
 	// JSONBodies refuses POST bodies that are not JSON (415) and bounds them to
 	// MaxBodyBytes (413), for a mount whose handler would answer them less clearly.
 	JSONBodies bool
@@ -125,7 +131,8 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 	guards := []Middleware{
 		MountErrors(m.Errors),
 		Deadline(e.o.Timeout),
-		Authenticate(e.o.Auth, m.Errors),
+		websocketOrigins(m, e.o.Origins),
+		Authenticate(e.o.Auth, m.Errors, m.WebSockets),
 		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
 	}
 	if m.Idempotency != nil {
@@ -138,6 +145,13 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 		guards = append(guards, JSONMediaType(m.Errors), BodyLimit(MaxBodyBytes))
 	}
 	return chain(next, guards...)
+}
+
+func websocketOrigins(m Mount, allowed func(string) bool) Middleware {
+	if !m.WebSockets {
+		return nil
+	}
+	return WebSocketOrigins(allowed, m.Errors)
 }
 
 // chain wraps next in guards, the first outermost; nil guards are skipped.

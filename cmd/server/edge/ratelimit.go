@@ -202,6 +202,12 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			caller, err := models.CallerFrom(r.Context())
+			if err != nil && WebSocket(r) {
+				// Authenticated by its first message (Authenticate let it through): the
+				// socket counts as one request then.
+				next.ServeHTTP(w, r)
+				return
+			}
 			if err != nil {
 				errs.WriteError(w, r, err)
 				return

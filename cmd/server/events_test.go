@@ -1,0 +1,175 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"messages/graph/gqlclient"
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+// eventsQuery selects what the inbox shows of an event.
+const eventsQuery = `subscription($s: String, $c: ChannelType, $after: String) {
+  messageEvents(subscriberId: $s, channel: $c, after: $after) {
+    kind cursor
+    message { _id channel subscriber { subscriberId } cta { action { status result { type } } } }
+  }
+}`
+
+// event is one messageEvents result as the tests read it.
+type event struct {
+	Kind, Cursor string
+	ID, Status   string
+	Subscriber   string
+}
+
+func readEvent(t *testing.T, s *gqlclient.Subscription, within time.Duration) event {
+	t.Helper()
+	select {
+	case r, ok := <-s.Results():
+		if !ok {
+			t.Fatalf("stream ended: %v", s.Err())
+		}
+		if len(r.Errors) > 0 {
+			t.Fatalf("event with errors: %+v", r.Errors)
+		}
+		var d struct {
+			MessageEvents struct {
+				Kind, Cursor string
+				Message      struct {
+					ID         string `json:"_id"`
+					Subscriber struct{ SubscriberID string }
+					CTA        struct {
+						Action struct{ Status string }
+					}
+				}
+			}
+		}
+		if err := json.Unmarshal(r.Data, &d); err != nil {
+			t.Fatal(err)
+		}
+		e := d.MessageEvents
+		return event{Kind: e.Kind, Cursor: e.Cursor, ID: e.Message.ID, Status: e.Message.CTA.Action.Status, Subscriber: e.Message.Subscriber.SubscriberID}
+	case <-time.After(within):
+		t.Fatalf("no event within %s", within)
+	}
+	return event{}
+}
+
+// expectQuiet fails if s delivers anything within d.
+func expectQuiet(t *testing.T, s *gqlclient.Subscription, d time.Duration) {
+	t.Helper()
+	select {
+	case r, ok := <-s.Results():
+		if ok {
+			t.Fatalf("unexpected event: %s %v", r.Data, r.Errors)
+		}
+	case <-time.After(d):
+	}
+}
+
+func wsURL(base string) string { return "ws" + strings.TrimPrefix(base, "http") + "/graphql" }
+
+func dialEvents(t *testing.T, base, auth string) *gqlclient.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := gqlclient.Dial(ctx, wsURL(base), nil, map[string]any{"Authorization": auth})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+func subscribeEvents(t *testing.T, c *gqlclient.Conn, vars map[string]any) *gqlclient.Subscription {
+	t.Helper()
+	s, err := c.Subscribe(context.Background(), gqlclient.Request{Query: eventsQuery, Variables: vars}, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The subscription is registered when the server has run the resolver; a
+	// round trip on the same socket orders it before what the test does next.
+	ping, err := c.Subscribe(context.Background(), gqlclient.Request{Query: `{ __typename }`}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range ping.Results() {
+	}
+	return s
+}
+
+// markVia marks m through GraphQL on base and fails unless it succeeds.
+func markVia(t *testing.T, base, key string, subscriberID, messageID, status string) {
+	t.Helper()
+	q := fmt.Sprintf(`mutation { markMessageAction(subscriberId: %q, messageId: %q, type: primary, status: %s) { _id } }`, subscriberID, messageID, status)
+	if code, body := postGraphQL(t, base, key, q); code != http.StatusOK || strings.Contains(string(body), `"errors"`) {
+		t.Fatalf("mark: %d %s", code, body)
+	}
+}
+
+// insertRaw writes a message row with plain SQL, as the platform's own workers do: no
+// code of this server runs.
+func insertRaw(t *testing.T, s *models.Store, env *models.Environment, subscriberInternalID string) string {
+	t.Helper()
+	id := models.NewID(time.Now())
+	err := s.DB().Exec(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+		transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content)
+		VALUES (?, ?, ?, ?, ?, 'raw-txn', 'Raw', 'in_app', '', '', '', 'Inserted by another writer',
+		'{"type":"redirect","action":{"status":"pending","buttons":[{"type":"primary","content":"OK"}]}}', '', '[]')`,
+		id, env.ID, env.OrganizationID, subscriberInternalID, time.Now().UTC()).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestMessageEvents(t *testing.T) {
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			w := newSessionWorld(t, dialect)
+			alice := w.alice1.SubscriberID
+			conn := dialEvents(t, w.srv.base, "ApiKey "+w.key)
+			aliceEvents := subscribeEvents(t, conn, map[string]any{"s": "alice"})
+			all := subscribeEvents(t, conn, nil)
+
+			markVia(t, w.srv.base, w.key, "alice", w.alice1.ID, "done")
+			got := readEvent(t, aliceEvents, 5*time.Second)
+			if got.ID != w.alice1.ID || got.Kind != "updated" || got.Status != "done" || got.Subscriber != "alice" {
+				t.Fatalf("mark event: %+v", got)
+			}
+			if e := readEvent(t, all, 5*time.Second); e.ID != w.alice1.ID {
+				t.Fatalf("environment stream: %+v", e)
+			}
+			first := got.Cursor
+
+			markVia(t, w.srv.base, w.key, "bob", w.bobs.ID, "done")
+			if e := readEvent(t, all, 5*time.Second); e.ID != w.bobs.ID {
+				t.Fatalf("environment stream: %+v", e)
+			}
+			raw := insertRaw(t, w.store, w.env, alice)
+			got = readEvent(t, aliceEvents, 5*time.Second)
+			if got.ID != raw || got.Kind != "created" {
+				t.Fatalf("raw insert event (bob's mark must not reach alice): %+v", got)
+			}
+
+			// Resuming from the first event's cursor delivers what came after it for
+			// alice (the raw insert), not the event it names, then continues live.
+			resumed := subscribeEvents(t, dialEvents(t, w.srv.base, "ApiKey "+w.key), map[string]any{"s": "alice", "after": first})
+			if e := readEvent(t, resumed, 5*time.Second); e.ID != raw {
+				t.Fatalf("resumed: %+v", e)
+			}
+			expectQuiet(t, resumed, 500*time.Millisecond)
+			markVia(t, w.srv.base, w.key, "alice", w.alice2.ID, "done")
+			if e := readEvent(t, resumed, 5*time.Second); e.ID != w.alice2.ID {
+				t.Fatalf("resumed, live: %+v", e)
+			}
+		})
+	}
+}

@@ -1,0 +1,334 @@
+// Package changefeed is the live event feed of messages: one poller per server instance
+// reads the rows the database stamped as changed (models.Store.ChangedSince, one indexed
+// query per interval whatever the number of subscriptions) and fans each change out to
+// the subscriptions of its environment. Every writer is seen, because the database
+// stamps the rows: marks on any instance, `import` in another process, and rows another
+// program inserts with plain SQL. docs/scaling.md ("Live events") says why this design
+// and what it costs past one machine.
+package changefeed
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"messages/models"
+)
+
+// Options tune the feed; zero values take the defaults.
+type Options struct {
+	// Interval is how often the feed polls: the floor of an event's latency.
+	Interval time.Duration
+	// Lookback is how far behind the newest change each poll reads again, so a row whose
+	// transaction commits up to Lookback after its write is still seen. A writer whose
+	// transactions run longer registers a hold (models.Store.HoldChanges), as import does.
+	Lookback time.Duration
+	// Batch is how many positions one poll query reads.
+	Batch int
+	// Buffer is how many events a subscription may have waiting for its client; one more
+	// and the subscription is closed with ErrSlowConsumer.
+	Buffer int
+	// Logger reports poll failures.
+	Logger *slog.Logger
+	// Now is the clock holds expire by.
+	Now func() time.Time
+}
+
+// Defaults of Options.
+const (
+	DefaultInterval = 100 * time.Millisecond
+	DefaultLookback = 2 * time.Second
+	DefaultBatch    = 1000
+	DefaultBuffer   = 256
+)
+
+// holdEvery is how many polls pass between reads of change_holds: a hold is registered
+// before its writer's first row, and read again well within Lookback.
+const holdEvery = 5
+
+// Feed is one instance's poller and the subscriptions it serves.
+type Feed struct {
+	store *models.Store
+	o     Options
+
+	mu   sync.Mutex
+	subs map[string]map[*Subscription]struct{} // by environment id
+	// newest is the newest position when the last poll ended: where a live
+	// subscription begins.
+	newest time.Time
+
+	// Poll state, owned by Run's goroutine.
+	high  models.Position                // newest position seen
+	seen  map[models.ChangeKey]time.Time // changes delivered, by key, pruned past the window
+	hold  time.Time                      // start of the oldest hold, zero when none
+	polls int
+
+	started chan struct{}
+	stats   Stats
+}
+
+// Stats count what the feed did, for metrics.
+type Stats struct {
+	Polls, PollErrors, Changes, Delivered, SlowConsumers atomic.Int64
+}
+
+// New returns a feed over store; Run starts it.
+func New(store *models.Store, o Options) *Feed {
+	if o.Interval <= 0 {
+		o.Interval = DefaultInterval
+	}
+	if o.Lookback <= 0 {
+		o.Lookback = DefaultLookback
+	}
+	if o.Batch <= 0 {
+		o.Batch = DefaultBatch
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = DefaultBuffer
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return &Feed{store: store, o: o, subs: map[string]map[*Subscription]struct{}{},
+		seen: map[models.ChangeKey]time.Time{}, started: make(chan struct{})}
+}
+
+// Stats are the feed's counters.
+func (f *Feed) Stats() *Stats { return &f.stats }
+
+// Lookback is the window each poll reads again; cursors carry the changes delivered in it.
+func (f *Feed) Lookback() time.Duration { return f.o.Lookback }
+
+// Subscriptions is how many subscriptions are open.
+func (f *Feed) Subscriptions() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, set := range f.subs {
+		n += len(set)
+	}
+	return n
+}
+
+// Run polls until ctx ends. It starts from the newest change in the table, retrying
+// while the database is unreachable; a failed poll is logged and retried next interval,
+// from where the last one ended, so an outage delays events but loses none.
+func (f *Feed) Run(ctx context.Context) error {
+	t := time.NewTicker(f.o.Interval)
+	defer t.Stop()
+	for {
+		if err := f.start(ctx); err == nil {
+			break
+		} else if ctx.Err() == nil {
+			f.o.Logger.Warn("change feed: cannot read the newest change, retrying", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		if err := f.poll(ctx); err != nil && ctx.Err() == nil {
+			f.stats.PollErrors.Add(1)
+			f.o.Logger.Warn("change feed: poll failed, retrying", "err", err)
+		}
+	}
+}
+
+// Started is closed once the feed knows where it starts: changes committed after that
+// reach subscriptions.
+func (f *Feed) Started() <-chan struct{} { return f.started }
+
+func (f *Feed) start(ctx context.Context) error {
+	p, err := f.store.LatestChange(ctx)
+	if err != nil {
+		return err
+	}
+	f.high = p
+	f.mu.Lock()
+	f.newest = p.At
+	f.mu.Unlock()
+	// Changes already in the window when the feed starts happened before anyone could
+	// subscribe here: mark them seen so the first poll does not announce them.
+	from := f.from()
+	after := (*models.Position)(nil)
+	for {
+		ps, err := f.store.ChangedSince(ctx, from, after, f.o.Batch)
+		if err != nil {
+			return err
+		}
+		for _, p := range ps {
+			f.seen[p.Key()] = p.At
+		}
+		if len(ps) < f.o.Batch {
+			break
+		}
+		after = &ps[len(ps)-1]
+	}
+	close(f.started)
+	return nil
+}
+
+// from is where the next poll reads from: Lookback behind the newest change, or the
+// start of the oldest hold if that is earlier.
+func (f *Feed) from() time.Time {
+	from := f.high.At.Add(-f.o.Lookback)
+	if !f.hold.IsZero() && f.hold.Before(from) {
+		from = f.hold
+	}
+	return from
+}
+
+// poll reads every position in the window, loads the rows not seen yet and publishes
+// them in changed_at order.
+func (f *Feed) poll(ctx context.Context) error {
+	f.stats.Polls.Add(1)
+	if f.polls++; f.polls%holdEvery == 1 {
+		hold, err := f.store.OldestHold(ctx, f.o.Now())
+		if err != nil {
+			return err
+		}
+		f.hold = hold
+	}
+	from := f.from()
+	var after *models.Position
+	for {
+		ps, err := f.store.ChangedSince(ctx, from, after, f.o.Batch)
+		if err != nil {
+			return err
+		}
+		var fresh []string
+		for _, p := range ps {
+			if _, ok := f.seen[p.Key()]; !ok {
+				fresh = append(fresh, p.ID)
+			}
+		}
+		if err := f.load(ctx, fresh); err != nil {
+			return err
+		}
+		for _, p := range ps {
+			f.seen[p.Key()] = p.At
+			if p.After(f.high) {
+				f.high = p
+			}
+		}
+		if len(ps) < f.o.Batch {
+			break
+		}
+		after = &ps[len(ps)-1]
+	}
+	f.mu.Lock()
+	f.newest = f.high.At
+	f.mu.Unlock()
+	// Keys older than the next window cannot be read again.
+	next := f.from()
+	for k, at := range f.seen {
+		if at.Before(next) {
+			delete(f.seen, k)
+		}
+	}
+	return nil
+}
+
+// loadChunk bounds the ids of one IN list.
+const loadChunk = 500
+
+// load reads the rows with the given ids as they are now and publishes each change not
+// published yet. A row changed again since its position was read is published once,
+// at its newest position.
+func (f *Feed) load(ctx context.Context, ids []string) error {
+	for len(ids) > 0 {
+		n := min(len(ids), loadChunk)
+		changes, err := f.store.ChangedMessages(ctx, ids[:n])
+		if err != nil {
+			return err
+		}
+		ids = ids[n:]
+		for _, c := range changes {
+			k := c.Position.Key()
+			if _, ok := f.seen[k]; ok {
+				continue
+			}
+			f.seen[k] = c.Position.At
+			if c.Position.After(f.high) {
+				f.high = c.Position
+			}
+			f.stats.Changes.Add(1)
+			f.publish(c)
+		}
+	}
+	return nil
+}
+
+// publish offers c to every subscription of its environment that it matches.
+func (f *Feed) publish(c *models.Change) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs[c.Message.EnvironmentID] {
+		if s.filter.Matches(c) {
+			s.offer(c)
+		}
+	}
+}
+
+func (f *Feed) add(s *Subscription) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	set := f.subs[s.filter.EnvironmentID]
+	if set == nil {
+		set = map[*Subscription]struct{}{}
+		f.subs[s.filter.EnvironmentID] = set
+	}
+	set[s] = struct{}{}
+	if s.floor.IsZero() {
+		s.floor = f.newest
+	}
+}
+
+func (f *Feed) remove(s *Subscription) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if set := f.subs[s.filter.EnvironmentID]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(f.subs, s.filter.EnvironmentID)
+		}
+	}
+}
+
+// Shutdown ends every live subscription with ErrShuttingDown, so their clients
+// reconnect (to another instance) instead of waiting on a server that is going away.
+func (f *Feed) Shutdown() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for env, set := range f.subs {
+		for s := range set {
+			s.mu.Lock()
+			if !s.closed && !s.catchingUp {
+				s.end(ErrShuttingDown)
+			}
+			s.closed = true
+			s.mu.Unlock()
+		}
+		delete(f.subs, env)
+	}
+}
+
+// ErrShuttingDown ends the subscriptions of a server that is stopping.
+var ErrShuttingDown = errors.New("subscription closed: the server is shutting down; resubscribe with the last cursor received")
+
+// ErrSlowConsumer ends a subscription whose client does not read its events as fast as
+// they come: its buffer is full, and the feed does not hold more for it.
+var ErrSlowConsumer = errors.New("subscription closed: the client fell more than the buffer behind; resubscribe with the last cursor it received")
