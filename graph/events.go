@@ -28,9 +28,9 @@ func (r *Resolver) eventRetention() time.Duration {
 
 // An event cursor is base64url (unpadded) of
 //
-//	version (1) | complete (1) | changed_at in Unix microseconds (8, big-endian) |
-//	floor in Unix microseconds (8, big-endian) |
-//	id (uvarint length, bytes) | recent count (uvarint) |
+//	version (1) | complete (1) | position's changed_at in Unix microseconds (8, big-endian) |
+//	floor in Unix microseconds (8, big-endian) | floor's id (uvarint length, bytes) |
+//	position's id (uvarint length, bytes) | recent count (uvarint) |
 //	per recent change: changed_at minus the position's, in microseconds (zigzag varint), id |
 //	tag (32)
 //
@@ -74,7 +74,8 @@ func (c eventCursors) encode(r changefeed.Resume) string {
 	}
 	at := r.Position.At.UnixMicro()
 	b = binary.BigEndian.AppendUint64(b, uint64(at))
-	b = binary.BigEndian.AppendUint64(b, uint64(r.Floor.UnixMicro()))
+	b = binary.BigEndian.AppendUint64(b, uint64(r.Floor.At.UnixMicro()))
+	b = appendString(b, r.Floor.ID)
 	b = appendString(b, r.Position.ID)
 	b = binary.AppendUvarint(b, uint64(len(r.Recent)))
 	for _, k := range r.Recent {
@@ -96,7 +97,7 @@ func (c eventCursors) decode(cursor string, now time.Time, retention time.Durati
 		return nil, badEventCursor()
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)
-	if err != nil || len(raw) < 2+8+8+1+1+sha256.Size || raw[0] != eventCursorVersion {
+	if err != nil || len(raw) < 2+8+8+1+1+1+sha256.Size || raw[0] != eventCursorVersion {
 		return nil, badEventCursor()
 	}
 	payload, tag := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
@@ -106,7 +107,8 @@ func (c eventCursors) decode(cursor string, now time.Time, retention time.Durati
 	d := cursorReader{b: payload[18:]}
 	at := int64(binary.BigEndian.Uint64(payload[2:10]))
 	floor := int64(binary.BigEndian.Uint64(payload[10:18]))
-	r := &changefeed.Resume{Complete: payload[1] == 1, Floor: time.UnixMicro(floor).UTC()}
+	r := &changefeed.Resume{Complete: payload[1] == 1}
+	r.Floor = models.Position{At: time.UnixMicro(floor).UTC(), ID: d.string()}
 	r.Position = models.Position{At: time.UnixMicro(at).UTC(), ID: d.string()}
 	n := d.uvarint()
 	if n > maxRecent {

@@ -61,7 +61,8 @@ func (s *Store) insertBatch() int {
 
 // insertRows inserts rows, size at a time. Replacing lists the columns explicitly:
 // GORM's UpdateAll would skip created_at and stamp updated_at with the clock, which
-// breaks "timestamps are kept".
+// breaks "timestamps are kept". Columns only the database writes (a message's change
+// stamps) are left to it: the replaced row is stamped as changed, not as new.
 func insertRows[T any](db *gorm.DB, model any, rows []T, c Conflict, size int) error {
 	if len(rows) == 0 {
 		return nil
@@ -76,7 +77,8 @@ func insertRows[T any](db *gorm.DB, model any, rows []T, c Conflict, size int) e
 		}
 		var columns []string
 		for _, f := range stmt.Schema.Fields {
-			if f.DBName != "" && !f.PrimaryKey {
+			// Read-only fields are the database's own (a message's change stamps).
+			if f.DBName != "" && !f.PrimaryKey && f.Creatable {
 				columns = append(columns, f.DBName)
 			}
 		}

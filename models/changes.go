@@ -72,15 +72,15 @@ func (f ChangeFilter) Matches(c *Change) bool {
 	return true
 }
 
-// stamp is a changed_at or inserted_at value as either driver returns it: a time from
+// Stamp is a changed_at or inserted_at value as either driver returns it: a time from
 // MySQL's TIMESTAMP(6), text in sqliteStampLayout from SQLite.
-type stamp struct{ time.Time }
+type Stamp struct{ time.Time }
 
 // sqliteStampLayout is the text SQLite's triggers write: strftime('%Y-%m-%d %H:%M:%f').
 const sqliteStampLayout = "2006-01-02 15:04:05.000"
 
 // Scan reads either form.
-func (s *stamp) Scan(v any) error {
+func (s *Stamp) Scan(v any) error {
 	switch x := v.(type) {
 	case time.Time:
 		s.Time = x.UTC()
@@ -96,7 +96,7 @@ func (s *stamp) Scan(v any) error {
 	return nil
 }
 
-func (s *stamp) parse(text string) error {
+func (s *Stamp) parse(text string) error {
 	if text == "" {
 		s.Time = time.Time{}
 		return nil
@@ -110,8 +110,8 @@ func (s *stamp) parse(text string) error {
 }
 
 // Value is never used to write (the columns are the database's own); it exists so a
-// stamp can appear in a struct GORM knows.
-func (s stamp) Value() (driver.Value, error) { return s.Time, nil }
+// Stamp can appear in a struct GORM knows.
+func (s Stamp) Value() (driver.Value, error) { return s.Time, nil }
 
 // stampArg is t as a query argument the dialect compares with its stamps.
 func (s *Store) stampArg(t time.Time) any {
@@ -124,7 +124,7 @@ func (s *Store) stampArg(t time.Time) any {
 // changeRow is one position as the poll reads it from the messages_changed index.
 type changeRow struct {
 	ID        string
-	ChangedAt stamp
+	ChangedAt Stamp
 }
 
 // LatestChange is the newest position in the whole table: where a feed starts when it
@@ -159,21 +159,14 @@ func (s *Store) ChangedSince(ctx context.Context, from time.Time, after *Positio
 	return out, nil
 }
 
-// changedMessage is a message row with its stamps.
-type changedMessage struct {
-	Message    `gorm:"embedded"`
-	InsertedAt stamp
-	ChangedAt  stamp
-}
-
 // ChangedMessages loads the messages with the given ids, of any environment, as they
 // are now, with their subscribers and templates, in changed_at order.
 func (s *Store) ChangedMessages(ctx context.Context, ids []string) ([]*Change, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	var rows []*changedMessage
-	if err := s.conn(ctx).Table("messages").Where("id IN ?", ids).Order("changed_at, id").Find(&rows).Error; err != nil {
+	var rows []*Message
+	if err := s.conn(ctx).Where("id IN ?", ids).Order("changed_at, id").Find(&rows).Error; err != nil {
 		return nil, err
 	}
 	return s.changes(ctx, rows)
@@ -184,7 +177,7 @@ func (s *Store) ChangedMessages(ctx context.Context, ids []string) ([]*Change, e
 // It reads the (environment_id, subscriber_id, changed_at, id) or (environment_id,
 // changed_at, id) index.
 func (s *Store) MessageChanges(ctx context.Context, f ChangeFilter, from time.Time, after Position, limit int) ([]*Change, error) {
-	q := s.conn(ctx).Table("messages").Where("environment_id = ?", f.EnvironmentID)
+	q := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", f.EnvironmentID)
 	if f.SubscriberID != nil {
 		id, err := s.subscriberInternalID(ctx, f.EnvironmentID, *f.SubscriberID)
 		if errorsIsNotFound(err) {
@@ -201,7 +194,7 @@ func (s *Store) MessageChanges(ctx context.Context, f ChangeFilter, from time.Ti
 	at := s.stampArg(after.At)
 	q = q.Where("changed_at >= ?", s.stampArg(from)).
 		Where("(changed_at > ? OR (changed_at = ? AND id > ?))", at, at, after.ID)
-	var rows []*changedMessage
+	var rows []*Message
 	if err := q.Order("changed_at, id").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, err
 	}
@@ -209,17 +202,16 @@ func (s *Store) MessageChanges(ctx context.Context, f ChangeFilter, from time.Ti
 }
 
 // changes turns rows into Changes, embedding subscribers and templates per environment.
-func (s *Store) changes(ctx context.Context, rows []*changedMessage) ([]*Change, error) {
+func (s *Store) changes(ctx context.Context, rows []*Message) ([]*Change, error) {
 	out := make([]*Change, len(rows))
 	byEnv := map[string][]*Message{}
-	for i, r := range rows {
-		m := &r.Message // AfterFind, promoted from Message, has folded the mark in
+	for i, m := range rows {
 		m.normalize()
 		byEnv[m.EnvironmentID] = append(byEnv[m.EnvironmentID], m)
 		out[i] = &Change{
 			Message:  m,
-			Position: Position{At: r.ChangedAt.Time, ID: m.ID},
-			Created:  r.InsertedAt.Time.Equal(r.ChangedAt.Time),
+			Position: Position{At: m.ChangedAt.Time, ID: m.ID},
+			Created:  m.InsertedAt.Time.Equal(m.ChangedAt.Time),
 		}
 	}
 	for env, msgs := range byEnv {
@@ -235,8 +227,8 @@ func (s *Store) changes(ctx context.Context, rows []*changedMessage) ([]*Change,
 // feeds do not move past its start, so rows it commits late are still seen.
 type ChangeHold struct {
 	ID        string
-	StartedAt stamp `gorm:"->"`
-	ExpiresAt stamp
+	StartedAt Stamp `gorm:"->"`
+	ExpiresAt Stamp
 }
 
 // TableName is change_holds.
@@ -260,7 +252,7 @@ func (s *Store) HoldChanges(ctx context.Context, ttl time.Duration) (release fun
 
 // OldestHold is the start of the oldest hold not yet expired at now, or zero.
 func (s *Store) OldestHold(ctx context.Context, now time.Time) (time.Time, error) {
-	var rows []struct{ StartedAt stamp }
+	var rows []struct{ StartedAt Stamp }
 	err := s.conn(ctx).Table("change_holds").Select("started_at").
 		Where("expires_at > ?", s.stampArg(now)).Order("started_at").Limit(1).Scan(&rows).Error
 	if err != nil || len(rows) == 0 {

@@ -397,7 +397,7 @@ func TestListMessagesEmbedding(t *testing.T) {
 					}
 					want = append(want, &m)
 				}
-				if diff := cmp.Diff(want, page.Data, dbtest.TimeEqual); diff != "" {
+				if diff := cmp.Diff(want, page.Data, dbtest.TimeEqual, dbtest.IgnoreStamps); diff != "" {
 					t.Errorf("messages (-want +got):\n%s", diff)
 				}
 			})

@@ -163,7 +163,7 @@ func jsonOrNil(s string) models.JSON {
 
 // markColumns ignores where a mark is kept: what counts is the record's cta, which
 // AfterFind assembles from them.
-var markColumns = cmpopts.IgnoreFields(models.Message{}, "ActionStatus", "ActionResultType", "ActionResultPayload")
+var markColumns = cmpopts.IgnoreFields(models.Message{}, "ActionStatus", "ActionResultType", "ActionResultPayload", "InsertedAt", "ChangedAt")
 
 func TestMarkMessageActionNotFound(t *testing.T) {
 	messageNotFound := &models.Error{Code: models.ENOTFOUND, Message: "message not found"}

@@ -47,6 +47,12 @@ type Message struct {
 	ActionStatus        MessageActionStatus `json:"-"`
 	ActionResultType    ButtonType          `json:"-"`
 	ActionResultPayload JSON                `json:"-"`
+
+	// When the database inserted the row and last changed it (migration 00005), stamped
+	// by the database for every writer and never written here: the live event feed
+	// reads messages in ChangedAt order (changes.go).
+	InsertedAt Stamp `json:"-" gorm:"->"`
+	ChangedAt  Stamp `json:"-" gorm:"->"`
 }
 
 // AfterFind folds the last mark into the call-to-action, so every reader sees one record.

@@ -20,7 +20,7 @@ import (
 // mappedModels are the records the store reads and writes, one per table.
 var mappedModels = []any{
 	&models.Environment{}, &models.APIKey{}, &models.Subscriber{},
-	&models.Template{}, &models.Message{}, &models.IdempotencyKey{},
+	&models.Template{}, &models.Message{}, &models.IdempotencyKey{}, &models.ChangeHold{},
 }
 
 // versionTable is goose's bookkeeping table, the one table no model maps.

@@ -60,29 +60,29 @@ func TestMigrateCommands(t *testing.T) {
 			}
 
 			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
-				"4": "template_deleted_at_text pending"}
+				"4": "template_deleted_at_text pending", "5": "message_changes pending"}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
 
 			_, stderr := run(0, "migrate")
 			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
-				"applied 4 template_deleted_at_text", "schema version 4, 0 pending"} {
+				"applied 4 template_deleted_at_text", "applied 5 message_changes", "schema version 5, 0 pending"} {
 				if !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["4"] != "template_deleted_at_text applied" || got["1"] != "initial applied" {
+			if got := status(); got["5"] != "message_changes applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 4 template_deleted_at_text") || !strings.Contains(stderr, "schema version 3, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 5 message_changes") || !strings.Contains(stderr, "schema version 4, 1 pending") {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["4"] != "template_deleted_at_text pending" || got["3"] != "action_columns applied" {
+			if got := status(); got["5"] != "message_changes pending" || got["4"] != "template_deleted_at_text applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 4 template_deleted_at_text") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 5 message_changes") {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {

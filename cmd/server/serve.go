@@ -163,6 +163,13 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	o.events.Logger, o.events.Now = logger, now
 	feed := changefeed.New(store, o.events)
 	go func() { _ = feed.Run(ctx) }()
+	// Serve once the feed knows where it starts, so a change made right after a client
+	// subscribed is never taken for one made before the feed began.
+	select {
+	case <-feed.Started():
+	case <-ctx.Done():
+		return shutdown(srv, errc, logger)
+	}
 	// Streams are not requests Shutdown can wait for: end them, and their clients
 	// reconnect to another instance.
 	srv.RegisterOnShutdown(feed.Shutdown)
@@ -182,6 +189,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		base := "http://" + displayAddr(ln.Addr())
 		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
 		if demoKey != "" {
+			fmt.Fprintf(a.stderr, "Live inbox: %s/inbox\n", base)
 			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", demoKey, base)
 		}
 	}
@@ -272,6 +280,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		pg := playground.Handler(playground.Options{Title: "Messages GraphQL", Endpoint: "/graphql", Headers: headers})
 		mux.Handle("GET /{$}", pg)
 		mux.Handle("GET "+playground.AssetPath, pg)
+		mountInbox(mux, r, demoKey, v1Errors)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
 		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path))

@@ -58,7 +58,7 @@ type Feed struct {
 	subs map[string]map[*Subscription]struct{} // by environment id
 	// newest is the newest position when the last poll ended: where a live
 	// subscription begins.
-	newest time.Time
+	newest models.Position
 
 	// Poll state, owned by Run's goroutine.
 	high  models.Position                // newest position seen
@@ -158,7 +158,7 @@ func (f *Feed) start(ctx context.Context) error {
 	}
 	f.high = p
 	f.mu.Lock()
-	f.newest = p.At
+	f.newest = p
 	f.mu.Unlock()
 	// Changes already in the window when the feed starts happened before anyone could
 	// subscribe here: mark them seen so the first poll does not announce them.
@@ -230,7 +230,7 @@ func (f *Feed) poll(ctx context.Context) error {
 		after = &ps[len(ps)-1]
 	}
 	f.mu.Lock()
-	f.newest = f.high.At
+	f.newest = f.high
 	f.mu.Unlock()
 	// Keys older than the next window cannot be read again.
 	next := f.from()
@@ -292,7 +292,7 @@ func (f *Feed) add(s *Subscription) {
 		f.subs[s.filter.EnvironmentID] = set
 	}
 	set[s] = struct{}{}
-	if s.floor.IsZero() {
+	if s.floor.IsZero() && !s.catchingUp {
 		s.floor = f.newest
 	}
 }

@@ -46,9 +46,9 @@ type Resume struct {
 	// Complete says Recent holds every change delivered in that window; when it does not,
 	// resumption skips everything at or before Position.
 	Complete bool
-	// Floor is where the stream began: nothing before it was ever the client's to
-	// miss, so resumption does not look back past it.
-	Floor time.Time
+	// Floor is where the stream began: nothing at or before it was ever the client's
+	// to miss, so resumption does not look back past it.
+	Floor models.Position
 }
 
 // Subscription is one client's stream of events. Read Events until it is closed; call
@@ -65,7 +65,7 @@ type Subscription struct {
 	overflow   bool
 	recent     []models.ChangeKey
 	evictedAt  time.Time // newest stamp pushed out of recent
-	floor      time.Time // where the stream began (Resume.Floor)
+	floor      models.Position // where the stream began (Resume.Floor)
 }
 
 // ErrCursorExpired refuses to resume from a position older than the feed replays.
@@ -78,7 +78,7 @@ var ErrCursorExpired = errors.New("cursor is older than the retention window")
 func (f *Feed) Subscribe(ctx context.Context, filter models.ChangeFilter, from *Resume) *Subscription {
 	s := &Subscription{feed: f, filter: filter, events: make(chan *Event, f.o.Buffer+1), catchingUp: from != nil}
 	if from != nil {
-		s.floor = from.replayStart(f.o.Lookback)
+		s.floor = from.replayAfter(f.o.Lookback)
 	}
 	f.add(s)
 	if from != nil {
@@ -227,8 +227,8 @@ func (s *Subscription) replay(ctx context.Context, from Resume, send func(*model
 	for _, k := range from.Recent {
 		had[k] = true
 	}
-	start := from.replayStart(s.feed.o.Lookback)
-	after := models.Position{At: start}
+	after := from.replayAfter(s.feed.o.Lookback)
+	start := after.At
 	for {
 		page, err := s.feed.store.MessageChanges(ctx, s.filter, start, after, catchUpPage)
 		if err != nil {
@@ -250,21 +250,21 @@ func (s *Subscription) replay(ctx context.Context, from Resume, send func(*model
 	}
 }
 
-// replayStart is where resuming from r reads from: the lookback window before its
-// position, not before the stream's floor; its position itself when Recent is not
-// complete.
-func (r Resume) replayStart(lookback time.Duration) time.Time {
+// replayAfter is the position resuming from r reads after: the lookback window before
+// its position, but not before the stream's floor; its position itself when Recent is
+// not complete.
+func (r Resume) replayAfter(lookback time.Duration) models.Position {
 	if !r.Complete {
-		return r.Position.At
+		return r.Position
 	}
-	start := r.Position.At.Add(-lookback)
-	if r.Floor.After(start) {
-		start = r.Floor
+	after := models.Position{At: r.Position.At.Add(-lookback)}
+	if r.Floor.After(after) {
+		after = r.Floor
 	}
-	if start.After(r.Position.At) {
-		start = r.Position.At
+	if after.After(r.Position) {
+		after = r.Position
 	}
-	return start
+	return after
 }
 
 // finish ends a catching-up subscription with err (a failed replay, or overflow).

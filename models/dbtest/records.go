@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"messages/models"
 	"messages/models/jsonl"
@@ -69,6 +70,10 @@ func RowCounts(t testing.TB, s *models.Store) map[string]int64 {
 // TimeEqual makes cmp compare timestamps by instant; models.Time wraps time.Time, whose
 // unexported fields cmp cannot read.
 var TimeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time) })
+
+// IgnoreStamps leaves out of a comparison the change stamps the database writes on every
+// message row (a fixture built in Go has none).
+var IgnoreStamps = cmpopts.IgnoreFields(models.Message{}, "InsertedAt", "ChangedAt")
 
 // LoadMessage reads a message row as stored, failing the test when it is missing.
 func LoadMessage(t testing.TB, s *models.Store, id string) *models.Message {
