@@ -64,7 +64,7 @@ type Subscription struct {
 	pending    []*models.Change
 	overflow   bool
 	recent     []models.ChangeKey
-	evictedAt  time.Time // newest stamp pushed out of recent
+	evictedAt  time.Time       // newest stamp pushed out of recent
 	floor      models.Position // where the stream began (Resume.Floor)
 }
 
