@@ -7,3 +7,4 @@ import './suites/relay.mjs';
 import './suites/relay-spec.mjs';
 import './suites/apollo.mjs';
 import './suites/http-cache.mjs';
+import './suites/subscriptions.mjs';

@@ -1,9 +1,11 @@
-// What the setup test hands the suites: the server's base URL and its /graphql URL, and
-// an API key of each environment of the fixture; and the two ways to reach the server raw.
+// What the setup test hands the suites: the server's base URL and its /graphql URL, an
+// API key of each environment of the fixture, and the harness's Server (its CLI and its
+// database, for the writers that are not this server); and the two ways to reach the
+// server raw.
 
 import assert from 'node:assert/strict';
 
-/** @type {{ url: string, graphqlURL: string, key: string, keyB: string }} */
+/** @type {{ url: string, graphqlURL: string, key: string, keyB: string, server: import('../../../../rest/testdata/sdk/lib/harness.mjs').Server }} */
 export const ctx = {};
 
 /** running is every suite's before hook: without a server, its tests cannot run. */

@@ -20,7 +20,7 @@ test('setup: build the server, create and load its MariaDB database, serve', { t
   await server.start(records);
   const key = await server.apiKey(envA, 'graphql-clients');
   const keyB = await server.apiKey(envB, 'graphql-clients');
-  Object.assign(ctx, { url: server.baseURL, graphqlURL: `${server.baseURL}/graphql`, key, keyB });
+  Object.assign(ctx, { url: server.baseURL, graphqlURL: `${server.baseURL}/graphql`, key, keyB, server });
 });
 
 after(async () => {
