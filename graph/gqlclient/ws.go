@@ -64,10 +64,11 @@ type Conn struct {
 // Dial opens a socket to url (ws:// or wss://), sends connection_init with payload and
 // waits for connection_ack. A refused init returns the *CloseError the server closed with.
 func Dial(ctx context.Context, url string, header http.Header, payload map[string]any) (*Conn, error) {
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{Subprotocols: []string{Subprotocol}, HTTPHeader: header})
-	if err != nil {
-		return nil, err
-	}
+	return DialWith(ctx, url, DialOptions{Header: header, Payload: payload})
+}
+
+// handshake sends connection_init on an open socket and waits for connection_ack.
+func handshake(ctx context.Context, ws *websocket.Conn, payload map[string]any) (*Conn, error) {
 	ws.SetReadLimit(16 << 20)
 	c := &Conn{ws: ws, subs: map[string]*Subscription{}, closed: make(chan struct{})}
 	if err := c.write(ctx, map[string]any{"type": "connection_init", "payload": payload}); err != nil {
