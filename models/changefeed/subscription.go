@@ -66,6 +66,11 @@ type Subscription struct {
 	recent     []models.ChangeKey
 	evictedAt  time.Time       // newest stamp pushed out of recent
 	floor      models.Position // where the stream began (Resume.Floor)
+	// caughtUp is the newest position the catch-up delivered per message: the feed
+	// reaches those changes after the catch-up read them from the database, and must
+	// not deliver them again. Forgotten once the feed is past them (caughtUpTo).
+	caughtUp   map[string]models.Position
+	caughtUpTo time.Time
 }
 
 // ErrCursorExpired refuses to resume from a position older than the feed replays.
@@ -103,6 +108,14 @@ func (s *Subscription) Close() {
 func (s *Subscription) offer(c *models.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.caughtUp != nil && !s.catchingUp {
+		if p, ok := s.caughtUp[c.Position.ID]; ok && !c.Position.After(p) {
+			return
+		}
+		if c.Position.At.After(s.caughtUpTo) {
+			s.caughtUp = nil
+		}
+	}
 	switch {
 	case s.closed:
 	case s.catchingUp:
@@ -208,6 +221,12 @@ func (s *Subscription) catchUp(ctx context.Context, from Resume) {
 		s.pending = nil
 		if len(batch) == 0 {
 			s.catchingUp = false
+			s.caughtUp = latest
+			for _, p := range latest {
+				s.caughtUpTo = laterOf(s.caughtUpTo, p.At)
+			}
+			// The feed may read the same changes up to a lookback window later.
+			s.caughtUpTo = s.caughtUpTo.Add(s.feed.o.Lookback)
 			s.mu.Unlock()
 			return
 		}

@@ -1,0 +1,319 @@
+package changefeed_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"gorm.io/gorm"
+
+	"messages/models"
+	"messages/models/changefeed"
+	"messages/models/dbtest"
+	"messages/models/jsonl"
+)
+
+// world is a running feed over a fresh database with one tenant, two subscribers and a
+// message each, and a foreign tenant.
+type world struct {
+	store      *models.Store
+	feed       *changefeed.Feed
+	tn, other  *dbtest.Tenant
+	alice, bob *models.Subscriber
+	tpl        *models.Template
+}
+
+func newWorld(t *testing.T, s *models.Store, o changefeed.Options) *world {
+	t.Helper()
+	w := &world{store: s, tn: dbtest.NewTenant(t, s, "feed"), other: dbtest.NewTenant(t, s, "elsewhere")}
+	w.alice, w.bob, w.tpl = w.tn.Subscriber(t, "alice"), w.tn.Subscriber(t, "bob"), w.tn.Template(t, "welcome")
+	w.tn.Message(t, w.alice, w.tpl, nil)
+	if o.Interval == 0 {
+		o.Interval = 10 * time.Millisecond
+	}
+	w.feed = changefeed.New(s, o)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { _ = w.feed.Run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-w.feed.Started():
+	case <-time.After(10 * time.Second):
+		t.Fatal("feed did not start")
+	}
+	return w
+}
+
+func (w *world) subscribe(t *testing.T, subscriberID *string, from *changefeed.Resume) *changefeed.Subscription {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := w.feed.Subscribe(ctx, models.ChangeFilter{EnvironmentID: w.tn.Env.ID, SubscriberID: subscriberID}, from)
+	t.Cleanup(func() { cancel(); s.Close() })
+	return s
+}
+
+// insertRaw writes a message row with plain SQL, as another program would; stamp, when
+// set, is written as its changed_at (a row whose transaction committed late).
+func (w *world) insertRaw(t *testing.T, sub *models.Subscriber, stamp *time.Time) string {
+	t.Helper()
+	return w.insertRawWith(t, w.store.DB(), sub, stamp)
+}
+
+// insertRawWith inserts through db (a transaction of the test's).
+func (w *world) insertRawWith(t *testing.T, db *gorm.DB, sub *models.Subscriber, stamp *time.Time) string {
+	t.Helper()
+	id := models.NewID(time.Now())
+	cols, vals := "", ""
+	args := []any{id, w.tn.Env.ID, w.tn.Env.OrganizationID, sub.ID, time.Now().UTC()}
+	if stamp != nil {
+		cols, vals = ", inserted_at, changed_at", ", ?, ?"
+		v := any(stamp.UTC())
+		if w.store.Dialect() == models.DialectSQLite {
+			v = stamp.UTC().Format("2006-01-02 15:04:05.000")
+		}
+		args = append(args, v, v)
+	}
+	err := db.Exec(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+		transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content`+cols+`)
+		VALUES (?, ?, ?, ?, ?, 'raw', 'Raw', 'in_app', '', '', '', 'Raw', '{}', '', '[]'`+vals+`)`, args...).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func (w *world) mark(t *testing.T, sub *models.Subscriber, id string, status models.MessageActionStatus) {
+	t.Helper()
+	_, err := w.store.MarkMessageAction(context.Background(), w.tn.Env.ID, models.MarkAction{
+		SubscriberID: sub.SubscriberID, MessageID: id, Type: models.ButtonPrimary, Status: status})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func next(t *testing.T, s *changefeed.Subscription) *changefeed.Event {
+	t.Helper()
+	select {
+	case e, ok := <-s.Events():
+		if !ok {
+			t.Fatal("stream closed")
+		}
+		if e.Err != nil {
+			t.Fatalf("stream ended: %v", e.Err)
+		}
+		return e
+	case <-time.After(10 * time.Second):
+		t.Fatal("no event within 10s")
+	}
+	return nil
+}
+
+func quiet(t *testing.T, s *changefeed.Subscription, d time.Duration) {
+	t.Helper()
+	select {
+	case e := <-s.Events():
+		t.Fatalf("unexpected event: %+v", e)
+	case <-time.After(d):
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func TestFeedSeesEveryWriter(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{})
+		all, alice := w.subscribe(t, nil, nil), w.subscribe(t, ptr("alice"), nil)
+
+		// Another program's INSERT.
+		raw := w.insertRaw(t, w.alice, nil)
+		for _, sub := range []*changefeed.Subscription{all, alice} {
+			if e := next(t, sub); e.Change.Message.ID != raw || !e.Change.Created || e.Change.Message.Subscriber.SubscriberID != "alice" {
+				t.Fatalf("raw insert: %+v", e.Change)
+			}
+		}
+		// A mark: the row changes; the event carries the state after it.
+		w.mark(t, w.alice, raw, models.ActionDone)
+		e := next(t, alice)
+		if e.Change.Message.ID != raw || e.Change.Created || e.Change.Message.CTA.Action.Status != models.ActionDone {
+			t.Fatalf("mark: %+v", e.Change)
+		}
+		next(t, all)
+		// Bob's message reaches the environment's stream only; another tenant's, neither.
+		w.other.Message(t, w.other.Subscriber(t, "alice"), w.other.Template(t, "x"), nil)
+		bobs := w.insertRaw(t, w.bob, nil)
+		if e := next(t, all); e.Change.Message.ID != bobs {
+			t.Fatalf("environment stream: %+v", e.Change)
+		}
+		quiet(t, alice, 200*time.Millisecond)
+
+		// import, as the CLI runs it: a new message and a replaced one.
+		var buf bytes.Buffer
+		if _, err := jsonl.Export(context.Background(), s, w.tn.Env.ID, &buf, nil); err != nil {
+			t.Fatal(err)
+		}
+		line := bytes.SplitN(buf.Bytes(), []byte("\n"), 2)[0]
+		fresh := models.NewID(time.Now().Add(time.Hour))
+		var old string
+		if n, err := fmt.Sscanf(string(line[bytes.Index(line, []byte(`"_id":"`))+7:]), "%24s", &old); n != 1 || err != nil {
+			t.Fatalf("no id in %s", line)
+		}
+		newLine := bytes.Replace(line, []byte(old), []byte(fresh), 1)
+		if _, err := jsonl.Import(context.Background(), s, bytes.NewReader(newLine), nil); err != nil {
+			t.Fatal(err)
+		}
+		e = next(t, all)
+		if e.Change.Message.ID != fresh || !e.Change.Created {
+			t.Fatalf("import: %+v", e.Change)
+		}
+	})
+}
+
+// A transaction that commits after the lookback window is seen when it holds the feed,
+// as import does.
+func TestFeedHoldCoversLongTransactions(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{Lookback: 100 * time.Millisecond})
+		all := w.subscribe(t, nil, nil)
+		release, err := s.HoldChanges(context.Background(), time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The feed reads holds every few polls.
+		time.Sleep(200 * time.Millisecond)
+		err = s.DB().Transaction(func(tx *gorm.DB) error {
+			id := w.insertRawWith(t, tx, w.bob, nil)
+			if err := tx.Exec("UPDATE messages SET subject = 'late' WHERE id = ?", id).Error; err != nil {
+				return err
+			}
+			time.Sleep(600 * time.Millisecond) // six lookback windows before the commit
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := release(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if e := next(t, all); e.Change.Message.Subject != "late" {
+			t.Fatalf("late commit: %+v", e.Change.Message)
+		}
+	})
+}
+
+// A client resuming from a cursor gets what it missed, including a change stamped before
+// its cursor that committed after it (within the lookback window), and nothing it had.
+func TestFeedResume(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{Lookback: 5 * time.Second})
+		live := w.subscribe(t, ptr("alice"), nil)
+		first := w.insertRaw(t, w.alice, nil)
+		e1 := next(t, live)
+		second := w.insertRaw(t, w.alice, nil)
+		e2 := next(t, live)
+		if e1.Change.Message.ID != first || e2.Change.Message.ID != second {
+			t.Fatalf("live: %s %s", e1.Change.Message.ID, e2.Change.Message.ID)
+		}
+		if !e2.Resume.Complete || len(e2.Resume.Recent) != 2 {
+			t.Fatalf("resume point: %+v", e2.Resume)
+		}
+
+		// While the client is away: a change stamped before its last event, and a new one.
+		late := w.insertRaw(t, w.alice, ptr(e2.Change.Position.At.Add(-time.Second)))
+		w.mark(t, w.alice, first, models.ActionDone)
+		resumed := w.subscribe(t, ptr("alice"), &e2.Resume)
+		got := map[string]bool{}
+		for range 2 {
+			e := next(t, resumed)
+			got[e.Change.Message.ID] = true
+		}
+		if !got[late] || !got[first] {
+			t.Fatalf("resumed with %v, want the late row and the marked one", got)
+		}
+		quiet(t, resumed, 300*time.Millisecond)
+		// Then live.
+		third := w.insertRaw(t, w.alice, nil)
+		if e := next(t, resumed); e.Change.Message.ID != third {
+			t.Fatalf("after catching up: %+v", e.Change)
+		}
+	})
+}
+
+// A client that does not read is closed with ErrSlowConsumer once its buffer is full;
+// the feed keeps nothing more for it.
+func TestFeedSlowConsumer(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{Buffer: 3})
+		slow := w.subscribe(t, nil, nil)
+		for range 6 {
+			w.insertRaw(t, w.bob, nil)
+		}
+		deadline := time.After(10 * time.Second)
+		for w.feed.Subscriptions() != 0 {
+			select {
+			case <-deadline:
+				t.Fatal("slow subscription still open")
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		var events []*changefeed.Event
+		for e := range slow.Events() {
+			events = append(events, e)
+		}
+		if len(events) != 4 || !errors.Is(events[3].Err, changefeed.ErrSlowConsumer) {
+			t.Fatalf("got %d events, last %+v", len(events), events[len(events)-1])
+		}
+		if w.feed.Stats().SlowConsumers.Load() != 1 {
+			t.Fatalf("slow consumers counted: %d", w.feed.Stats().SlowConsumers.Load())
+		}
+	})
+}
+
+// The feed's database work does not grow with its subscriptions: the same statements
+// per poll with none and with a thousand.
+func TestFeedPollCostIndependentOfSubscriptions(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		log := dbtest.RecordStatements(t, s)
+		w := newWorld(t, s, changefeed.Options{})
+		perPoll := func() float64 {
+			time.Sleep(50 * time.Millisecond)
+			log.Take()
+			polls := w.feed.Stats().Polls.Load()
+			time.Sleep(500 * time.Millisecond)
+			n := len(log.Take())
+			return float64(n) / float64(w.feed.Stats().Polls.Load()-polls)
+		}
+		idle := perPoll()
+		for i := range 1000 {
+			w.subscribe(t, ptr(fmt.Sprintf("subscriber-%d", i)), nil)
+		}
+		busy := perPoll()
+		if idle > 1.5 || busy > idle+0.3 {
+			t.Fatalf("statements per poll: %.2f without subscriptions, %.2f with 1,000", idle, busy)
+		}
+	})
+}
+
+// Shutdown ends every live stream with a reason.
+func TestFeedShutdown(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{})
+		sub := w.subscribe(t, nil, nil)
+		w.feed.Shutdown()
+		e, ok := <-sub.Events()
+		if !ok || !errors.Is(e.Err, changefeed.ErrShuttingDown) {
+			t.Fatalf("got %+v", e)
+		}
+		if _, ok := <-sub.Events(); ok {
+			t.Fatal("stream still open")
+		}
+	})
+}
