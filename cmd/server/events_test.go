@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -170,6 +171,113 @@ func TestMessageEvents(t *testing.T) {
 			if e := readEvent(t, resumed, 5*time.Second); e.ID != w.alice2.ID {
 				t.Fatalf("resumed, live: %+v", e)
 			}
+		})
+	}
+}
+
+// Every way a client can be refused, and every source of events, on real ports: a second
+// instance sharing the database, import in another process (the CLI), and SSE.
+func TestMessageEventsAcrossInstancesAndTransports(t *testing.T) {
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			w := newSessionWorld(t, dialect)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+
+			t.Run("refusals", func(t *testing.T) {
+				for name, payload := range map[string]map[string]any{
+					"no credential": nil,
+					"bad key":       {"Authorization": "ApiKey " + strings.Repeat("0", 64)},
+					"forged token":  {"Authorization": "Bearer " + strings.Repeat("a", 40)},
+				} {
+					_, err := gqlclient.Dial(ctx, wsURL(w.srv.base), nil, payload)
+					var ce *gqlclient.CloseError
+					if !errors.As(err, &ce) || ce.Code != 4403 || !strings.HasPrefix(ce.Reason, "Forbidden: ") {
+						t.Errorf("%s: %v", name, err)
+					}
+				}
+				// A browser page of a foreign origin may not open a socket at all.
+				_, err := gqlclient.Dial(ctx, wsURL(w.srv.base), http.Header{"Origin": {"https://evil.example"}}, nil)
+				if err == nil || !strings.Contains(err.Error(), "403") {
+					t.Errorf("foreign origin: %v", err)
+				}
+				// A session reads only its subscriber.
+				conn := dialEvents(t, w.srv.base, "Bearer "+w.token(t, "alice"))
+				s, err := conn.Subscribe(ctx, gqlclient.Request{Query: eventsQuery, Variables: map[string]any{"s": "bob"}}, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				r := <-s.Results()
+				if len(r.Errors) != 1 || r.Errors[0].Code() != "FORBIDDEN" {
+					t.Errorf("another subscriber: %+v", r)
+				}
+				// Cursors are bound to their filters and cannot be forged.
+				s, _ = conn.Subscribe(ctx, gqlclient.Request{Query: eventsQuery, Variables: map[string]any{"after": "AQEAforged"}}, 1)
+				if r := <-s.Results(); len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_USER_INPUT" {
+					t.Errorf("forged cursor: %+v", r)
+				}
+			})
+
+			t.Run("session stream", func(t *testing.T) {
+				// No subscriberId: the session's own.
+				s := subscribeEvents(t, dialEvents(t, w.srv.base, "Bearer "+w.token(t, "alice")), nil)
+				markVia(t, w.srv.base, w.key, "bob", w.bobs.ID, "pending")
+				markVia(t, w.srv.base, w.key, "alice", w.alice2.ID, "pending")
+				if e := readEvent(t, s, 5*time.Second); e.ID != w.alice2.ID {
+					t.Fatalf("session stream got %+v", e)
+				}
+			})
+
+			t.Run("second instance", func(t *testing.T) {
+				other := start(t, "--rate-limit", "100000", "--rate-burst", "100000", "--session-secret", sessionSecret)
+				s := subscribeEvents(t, dialEvents(t, w.srv.base, "ApiKey "+w.key), map[string]any{"s": "bob"})
+				markVia(t, other.base, w.key, "bob", w.bobs.ID, "done")
+				if e := readEvent(t, s, 5*time.Second); e.ID != w.bobs.ID || e.Status != "done" {
+					t.Fatalf("mark on another instance: %+v", e)
+				}
+			})
+
+			t.Run("import", func(t *testing.T) {
+				s := subscribeEvents(t, dialEvents(t, w.srv.base, "ApiKey "+w.key), map[string]any{"s": "bob"})
+				code, exported, stderr := runCLI(t, "", "export", "--environment-id", w.env.ID)
+				if code != 0 {
+					t.Fatalf("export: %s", stderr)
+				}
+				var line string
+				for _, l := range strings.Split(exported, "\n") {
+					if strings.Contains(l, w.bobs.ID) {
+						line = l
+					}
+				}
+				fresh := models.NewID(time.Now().Add(time.Hour))
+				if code, _, stderr := runCLI(t, strings.Replace(line, w.bobs.ID, fresh, 1)+"\n", "import"); code != 0 {
+					t.Fatalf("import: %s", stderr)
+				}
+				if e := readEvent(t, s, 5*time.Second); e.ID != fresh || e.Kind != "created" {
+					t.Fatalf("import event: %+v", e)
+				}
+			})
+
+			t.Run("sse", func(t *testing.T) {
+				header := http.Header{"Authorization": {"ApiKey " + w.key}}
+				s, err := gqlclient.SubscribeSSE(ctx, http.DefaultClient, w.srv.base+"/graphql", header,
+					gqlclient.Request{Query: eventsQuery, Variables: map[string]any{"s": "alice"}}, 8)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = s.Stop(ctx) }()
+				// The stream's headers come before the subscription is registered.
+				time.Sleep(300 * time.Millisecond)
+				markVia(t, w.srv.base, w.key, "alice", w.alice1.ID, "pending")
+				if e := readEvent(t, s, 5*time.Second); e.ID != w.alice1.ID || e.Status != "pending" {
+					t.Fatalf("sse: %+v", e)
+				}
+				_, err = gqlclient.SubscribeSSE(ctx, http.DefaultClient, w.srv.base+"/graphql", http.Header{"Authorization": {"ApiKey nope"}},
+					gqlclient.Request{Query: eventsQuery}, 1)
+				if err == nil || !strings.Contains(err.Error(), "status 401") {
+					t.Fatalf("sse with a bad key: %v", err)
+				}
+			})
 		})
 	}
 }
