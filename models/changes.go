@@ -234,15 +234,18 @@ type ChangeHold struct {
 // TableName is change_holds.
 func (ChangeHold) TableName() string { return "change_holds" }
 
-// HoldChanges registers a hold that lasts at most ttl (a writer that dies leaves it
-// behind only that long), committed on its own, outside any transaction ctx carries.
-// release deletes it; call it once the writer's transaction has ended either way.
+// HoldChanges registers a hold that lasts at most ttl by the database's clock (a writer
+// that dies leaves it behind only that long), committed on its own, outside any
+// transaction ctx carries. release deletes it; call it once the writer's transaction
+// has ended either way.
 func (s *Store) HoldChanges(ctx context.Context, ttl time.Duration) (release func(context.Context) error, err error) {
-	now := s.Now()
-	id := NewID(now)
+	id := NewID(s.Now())
 	db := s.db.WithContext(ctx)
-	expires := s.stampArg(now.Add(ttl))
-	if err := db.Exec("INSERT INTO change_holds (id, expires_at) VALUES (?, ?)", id, expires).Error; err != nil {
+	// Holds of writers that died before releasing them: each new writer clears them.
+	if err := db.Exec("DELETE FROM change_holds WHERE expires_at <= " + s.nowSQL(0)).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Exec("INSERT INTO change_holds (id, expires_at) VALUES (?, "+s.nowSQL(ttl)+")", id).Error; err != nil {
 		return nil, err
 	}
 	return func(ctx context.Context) error {
@@ -250,21 +253,22 @@ func (s *Store) HoldChanges(ctx context.Context, ttl time.Duration) (release fun
 	}, nil
 }
 
-// OldestHold is the start of the oldest hold not yet expired at now, or zero.
-func (s *Store) OldestHold(ctx context.Context, now time.Time) (time.Time, error) {
-	var rows []struct{ StartedAt Stamp }
-	err := s.conn(ctx).Table("change_holds").Select("started_at").
-		Where("expires_at > ?", s.stampArg(now)).Order("started_at").Limit(1).Scan(&rows).Error
-	if err != nil || len(rows) == 0 {
-		return time.Time{}, err
+// nowSQL is the database's clock plus ahead, as SQL: the clock that stamps the rows.
+func (s *Store) nowSQL(ahead time.Duration) string {
+	us := ahead.Microseconds()
+	if s.dialect == DialectSQLite {
+		return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '%+.6f seconds')", float64(us)/1e6)
 	}
-	return rows[0].StartedAt.Time, nil
+	return fmt.Sprintf("CURRENT_TIMESTAMP(6) + INTERVAL %d MICROSECOND", us)
 }
 
-// PurgeHolds deletes holds expired at now (their writers died), and returns how many.
-func (s *Store) PurgeHolds(ctx context.Context, now time.Time) (int64, error) {
-	res := s.conn(ctx).Exec("DELETE FROM change_holds WHERE expires_at <= ?", s.stampArg(now))
-	return res.RowsAffected, res.Error
+// OldestHold is the start of the oldest hold not yet expired, or zero, and the
+// database's clock when it was read: one small query that the feed runs every few polls.
+func (s *Store) OldestHold(ctx context.Context) (hold, now time.Time, err error) {
+	var row struct{ Hold, Now Stamp }
+	err = s.conn(ctx).Raw("SELECT (SELECT MIN(started_at) FROM change_holds WHERE expires_at > " + s.nowSQL(0) + ") AS hold, " +
+		s.nowSQL(0) + " AS now").Scan(&row).Error
+	return row.Hold.Time, row.Now.Time, err
 }
 
 func errorsIsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }

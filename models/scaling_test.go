@@ -264,7 +264,7 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 				if _, err := s.MessageChanges(ctx, f, latest.At.Add(-time.Hour), models.Position{}, 10); err != nil {
 					return err
 				}
-				_, err = s.OldestHold(ctx, time.Now())
+				_, _, err = s.OldestHold(ctx)
 				return err
 			}},
 		}

@@ -43,7 +43,8 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "cors-allowed-origins", Usage: "comma-separated browser origins allowed to call /graphql and /v1 (https://app.example.com; * for any); in development any http://localhost:* and http://127.0.0.1:* origin is allowed too", Sources: cli.EnvVars("CORS_ALLOWED_ORIGINS")},
 			&cli.DurationFlag{Name: "events-poll-interval", Usage: "how often each instance reads the messages changed since its last read, for messageEvents subscriptions", Value: changefeed.DefaultInterval, Sources: cli.EnvVars("EVENTS_POLL_INTERVAL")},
 			&cli.DurationFlag{Name: "events-lookback", Usage: "how far back each read of changes looks again, for transactions that commit after rows written later (longer writers register a hold, as import does)", Value: changefeed.DefaultLookback, Sources: cli.EnvVars("EVENTS_LOOKBACK")},
-			&cli.IntFlag{Name: "events-buffer", Usage: "events a subscription may have waiting for a slow client before it is closed", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
+			&cli.IntFlag{Name: "events-buffer", Usage: "changes queued for a subscription whose client reads more slowly than they come; past it they are read again from the database when the client catches up", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
+			&cli.DurationFlag{Name: "events-slow-timeout", Usage: "how long a subscription's client may read nothing while events wait before it is closed (SLOW_CONSUMER)", Value: changefeed.DefaultSlowTimeout, Sources: cli.EnvVars("EVENTS_SLOW_TIMEOUT")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
@@ -63,7 +64,7 @@ func (a *app) serveCommand() *cli.Command {
 				sessionSecrets: [][]byte{[]byte(cmd.String("session-secret")), []byte(cmd.String("session-secret-previous"))},
 				cors:           edge.CORSOptions{AllowedOrigins: edge.ParseOrigins(cmd.String("cors-allowed-origins")), AllowLocalhost: c.development()},
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
-				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer")},
+				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
 			})
 		},
@@ -160,7 +161,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	store.CountTTL = o.countTTL
 	store.Now = now
 
-	o.events.Logger, o.events.Now = logger, now
+	o.events.Logger = logger
 	feed := changefeed.New(store, o.events)
 	go func() { _ = feed.Run(ctx) }()
 	// Serve once the feed knows where it starts, so a change made right after a client

@@ -28,21 +28,25 @@ type Options struct {
 	Lookback time.Duration
 	// Batch is how many positions one poll query reads.
 	Batch int
-	// Buffer is how many events a subscription may have waiting for its client; one more
+	// Buffer is how many changes a subscription may have queued behind a client that is
+	// reading more slowly than they come; past it they are dropped and read again from
+	// the database when the client catches up.
 	// and the subscription is closed with ErrSlowConsumer.
 	Buffer int
+	// SlowTimeout is how long a client may read nothing while changes wait for it; then
+	// its subscription is closed with ErrSlowConsumer.
+	SlowTimeout time.Duration
 	// Logger reports poll failures.
 	Logger *slog.Logger
-	// Now is the clock holds expire by.
-	Now func() time.Time
 }
 
 // Defaults of Options.
 const (
-	DefaultInterval = 100 * time.Millisecond
-	DefaultLookback = 2 * time.Second
-	DefaultBatch    = 1000
-	DefaultBuffer   = 256
+	DefaultInterval    = 100 * time.Millisecond
+	DefaultLookback    = 2 * time.Second
+	DefaultBatch       = 1000
+	DefaultBuffer      = 1000
+	DefaultSlowTimeout = 10 * time.Second
 )
 
 // holdEvery is how many polls pass between reads of change_holds: a hold is registered
@@ -65,6 +69,11 @@ type Feed struct {
 	seen  map[models.ChangeKey]time.Time // changes delivered, by key, pruned past the window
 	hold  time.Time                      // start of the oldest hold, zero when none
 	polls int
+	// The database's clock stamps the rows; the feed keeps it as an offset from the
+	// machine's, read again with the holds. lastPoll is when, by the database's clock,
+	// the last successful poll began: the next one reads from Lookback before it.
+	offset   time.Duration
+	lastPoll time.Time
 
 	started chan struct{}
 	stats   Stats
@@ -72,7 +81,11 @@ type Feed struct {
 
 // Stats count what the feed did, for metrics.
 type Stats struct {
-	Polls, PollErrors, Changes, Delivered, SlowConsumers atomic.Int64
+	// Polls and PollErrors count polls; Positions the index entries they read; Changes
+	// the changes published; Delivered the events sent to clients; Refills the bursts
+	// a subscription's queue could not hold (read again from the database);
+	// SlowConsumers the subscriptions closed because their client stopped reading.
+	Polls, PollErrors, Positions, Changes, Delivered, Refills, SlowConsumers atomic.Int64
 }
 
 // New returns a feed over store; Run starts it.
@@ -89,11 +102,11 @@ func New(store *models.Store, o Options) *Feed {
 	if o.Buffer <= 0 {
 		o.Buffer = DefaultBuffer
 	}
+	if o.SlowTimeout <= 0 {
+		o.SlowTimeout = DefaultSlowTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
-	}
-	if o.Now == nil {
-		o.Now = time.Now
 	}
 	return &Feed{store: store, o: o, subs: map[string]map[*Subscription]struct{}{},
 		seen: map[models.ChangeKey]time.Time{}, started: make(chan struct{})}
@@ -152,6 +165,10 @@ func (f *Feed) Run(ctx context.Context) error {
 func (f *Feed) Started() <-chan struct{} { return f.started }
 
 func (f *Feed) start(ctx context.Context) error {
+	if err := f.readHolds(ctx); err != nil {
+		return err
+	}
+	f.lastPoll = f.dbNow()
 	p, err := f.store.LatestChange(ctx)
 	if err != nil {
 		return err
@@ -181,10 +198,27 @@ func (f *Feed) start(ctx context.Context) error {
 	return nil
 }
 
-// from is where the next poll reads from: Lookback behind the newest change, or the
-// start of the oldest hold if that is earlier.
+// dbNow is the database's clock, estimated from the machine's. The feed measures real
+// time, not the program's injectable clock: it tracks the database's.
+func (f *Feed) dbNow() time.Time { return time.Now().Add(f.offset) }
+
+// readHolds reads the oldest hold and the database's clock.
+func (f *Feed) readHolds(ctx context.Context) error {
+	before := time.Now()
+	hold, now, err := f.store.OldestHold(ctx)
+	if err != nil {
+		return err
+	}
+	f.hold = hold
+	f.offset = now.Sub(before.Add(time.Since(before) / 2))
+	return nil
+}
+
+// from is where the next poll reads from: Lookback before the last poll began, or the
+// start of the oldest hold if that is earlier. It moves with the clock, so a quiet
+// table costs one empty range read per poll however large the last burst was.
 func (f *Feed) from() time.Time {
-	from := f.high.At.Add(-f.o.Lookback)
+	from := f.lastPoll.Add(-f.o.Lookback)
 	if !f.hold.IsZero() && f.hold.Before(from) {
 		from = f.hold
 	}
@@ -195,13 +229,12 @@ func (f *Feed) from() time.Time {
 // them in changed_at order.
 func (f *Feed) poll(ctx context.Context) error {
 	f.stats.Polls.Add(1)
-	if f.polls++; f.polls%holdEvery == 1 {
-		hold, err := f.store.OldestHold(ctx, f.o.Now())
-		if err != nil {
+	if f.polls++; f.polls%holdEvery == 0 {
+		if err := f.readHolds(ctx); err != nil {
 			return err
 		}
-		f.hold = hold
 	}
+	began := f.dbNow()
 	from := f.from()
 	var after *models.Position
 	for {
@@ -209,6 +242,7 @@ func (f *Feed) poll(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		f.stats.Positions.Add(int64(len(ps)))
 		var fresh []string
 		for _, p := range ps {
 			if _, ok := f.seen[p.Key()]; !ok {
@@ -229,6 +263,7 @@ func (f *Feed) poll(ctx context.Context) error {
 		}
 		after = &ps[len(ps)-1]
 	}
+	f.lastPoll = began
 	f.mu.Lock()
 	f.newest = f.high
 	f.mu.Unlock()
@@ -292,8 +327,9 @@ func (f *Feed) add(s *Subscription) {
 		f.subs[s.filter.EnvironmentID] = set
 	}
 	set[s] = struct{}{}
-	if s.floor.IsZero() && !s.catchingUp {
+	if !s.pumping {
 		s.floor = f.newest
+		s.last = Resume{Position: s.floor, Complete: true, Floor: s.floor}
 	}
 }
 
@@ -313,17 +349,12 @@ func (f *Feed) remove(s *Subscription) {
 func (f *Feed) Shutdown() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for env, set := range f.subs {
+	for _, set := range f.subs {
 		for s := range set {
-			s.mu.Lock()
-			if !s.closed && !s.catchingUp {
-				s.end(ErrShuttingDown)
-			}
-			s.closed = true
-			s.mu.Unlock()
+			s.terminate(ErrShuttingDown)
 		}
-		delete(f.subs, env)
 	}
+	f.subs = map[string]map[*Subscription]struct{}{}
 }
 
 // ErrShuttingDown ends the subscriptions of a server that is stopping.
@@ -331,4 +362,4 @@ var ErrShuttingDown = errors.New("subscription closed: the server is shutting do
 
 // ErrSlowConsumer ends a subscription whose client does not read its events as fast as
 // they come: its buffer is full, and the feed does not hold more for it.
-var ErrSlowConsumer = errors.New("subscription closed: the client fell more than the buffer behind; resubscribe with the last cursor it received")
+var ErrSlowConsumer = errors.New("subscription closed: the client read no event for too long while events waited; resubscribe with the last cursor it received")

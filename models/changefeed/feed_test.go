@@ -223,8 +223,9 @@ func TestFeedResume(t *testing.T) {
 			t.Fatalf("resume point: %+v", e2.Resume)
 		}
 
-		// While the client is away: a change stamped before its last event, and a new one.
-		late := w.insertRaw(t, w.alice, ptr(e2.Change.Position.At.Add(-time.Second)))
+		// While the client is away: a change stamped between its two events (its
+		// transaction committed late), and a new one.
+		late := w.insertRaw(t, w.alice, ptr(e1.Change.Position.At.Add(time.Millisecond)))
 		w.mark(t, w.alice, first, models.ActionDone)
 		resumed := w.subscribe(t, ptr("alice"), &e2.Resume)
 		got := map[string]bool{}
@@ -244,12 +245,12 @@ func TestFeedResume(t *testing.T) {
 	})
 }
 
-// A client that does not read is closed with ErrSlowConsumer once its buffer is full;
-// the feed keeps nothing more for it.
+// A client that reads nothing while changes wait is closed with ErrSlowConsumer; the
+// feed keeps nothing more for it.
 func TestFeedSlowConsumer(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
-		w := newWorld(t, s, changefeed.Options{Buffer: 3})
+		w := newWorld(t, s, changefeed.Options{Buffer: 3, SlowTimeout: 200 * time.Millisecond})
 		slow := w.subscribe(t, nil, nil)
 		for range 6 {
 			w.insertRaw(t, w.bob, nil)
@@ -266,11 +267,71 @@ func TestFeedSlowConsumer(t *testing.T) {
 		for e := range slow.Events() {
 			events = append(events, e)
 		}
-		if len(events) != 4 || !errors.Is(events[3].Err, changefeed.ErrSlowConsumer) {
+		if len(events) != 3 || !errors.Is(events[2].Err, changefeed.ErrSlowConsumer) {
 			t.Fatalf("got %d events, last %+v", len(events), events[len(events)-1])
 		}
 		if w.feed.Stats().SlowConsumers.Load() != 1 {
 			t.Fatalf("slow consumers counted: %d", w.feed.Stats().SlowConsumers.Load())
+		}
+	})
+}
+
+// A client that reads, more slowly than a burst arrives, gets every change once and in
+// order, though the burst is many times what the feed queues for it: what overflows is
+// read again from the database.
+func TestFeedBurstBeyondBuffer(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{Buffer: 5})
+		sub := w.subscribe(t, nil, nil)
+		want := map[string]bool{}
+		err := s.DB().Transaction(func(tx *gorm.DB) error {
+			for range 150 {
+				want[w.insertRawWith(t, tx, w.bob, nil)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		var last models.Position
+		for len(got) < len(want) {
+			e := next(t, sub)
+			if !e.Change.Position.After(last) {
+				t.Fatalf("out of order: %v after %v", e.Change.Position, last)
+			}
+			last = e.Change.Position
+			got[e.Change.Message.ID]++
+			time.Sleep(time.Millisecond)
+		}
+		for id, n := range got {
+			if !want[id] || n != 1 {
+				t.Fatalf("message %s delivered %d times (wanted: %v)", id, n, want[id])
+			}
+		}
+		quiet(t, sub, 300*time.Millisecond)
+		if w.feed.Stats().Refills.Load() == 0 {
+			t.Fatal("the burst never overflowed the queue: the test proves nothing")
+		}
+	})
+}
+
+// Once a burst is behind the lookback window, polls read no positions: the window moves
+// with the clock, not with the newest change.
+func TestFeedIdleAfterBurst(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		w := newWorld(t, s, changefeed.Options{Lookback: 100 * time.Millisecond})
+		for range 50 {
+			w.insertRaw(t, w.bob, nil)
+		}
+		time.Sleep(400 * time.Millisecond)
+		before := w.feed.Stats().Positions.Load()
+		polls := w.feed.Stats().Polls.Load()
+		time.Sleep(300 * time.Millisecond)
+		if read := w.feed.Stats().Positions.Load() - before; read != 0 {
+			t.Fatalf("%d positions read in %d idle polls", read, w.feed.Stats().Polls.Load()-polls)
 		}
 	})
 }

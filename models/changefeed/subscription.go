@@ -2,7 +2,6 @@ package changefeed
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -14,9 +13,9 @@ import (
 // event's cursor gets the late commits it missed without the changes it already has.
 const recentKeys = 16
 
-// pendingFactor bounds the live events a resuming subscription holds while it catches
-// up: pendingFactor times the buffer, then it is closed as a slow consumer.
-const pendingFactor = 8
+// streamBuffer bounds the events queued in a subscription's channel; Options.Buffer
+// bounds those waiting behind it.
+const streamBuffer = 64
 
 // catchUpPage is how many changes one catch-up query reads.
 const catchUpPage = 200
@@ -53,41 +52,55 @@ type Resume struct {
 
 // Subscription is one client's stream of events. Read Events until it is closed; call
 // Close when the client goes away.
+//
+// While the client keeps up, the feed hands each change straight to the channel and the
+// subscription costs no goroutine. When the channel is full, or the stream resumes from
+// a cursor, a pump goroutine becomes its only sender until it has caught up: it reads
+// missed changes from the database, then the changes queued meanwhile (at most
+// Options.Buffer; beyond that it drops them and reads them from the database instead),
+// and it closes the stream with ErrSlowConsumer when the client has read nothing for
+// Options.SlowTimeout.
 type Subscription struct {
 	feed   *Feed
 	filter models.ChangeFilter
+	ctx    context.Context
 	events chan *Event
+	done   chan struct{} // closed by Close
+	once   sync.Once
 
-	mu         sync.Mutex
-	closed     bool
-	catchingUp bool
-	pending    []*models.Change
-	overflow   bool
-	recent     []models.ChangeKey
-	evictedAt  time.Time       // newest stamp pushed out of recent
-	floor      models.Position // where the stream began (Resume.Floor)
-	// caughtUp is the newest position the catch-up delivered per message: the feed
-	// reaches those changes after the catch-up read them from the database, and must
-	// not deliver them again. Forgotten once the feed is past them (caughtUpTo).
+	mu      sync.Mutex
+	gone    bool  // the client closed the subscription
+	endErr  error // the stream is to end with this; the pump delivers it
+	pumping bool  // a pump goroutine is the sender
+	backlog []*models.Change
+	refill  bool // the backlog overflowed: the pump reads from the database instead
+	// What the client was sent: its resume point and the recent changes behind it.
+	last      Resume
+	recent    []models.ChangeKey
+	evictedAt time.Time       // newest stamp pushed out of recent
+	floor     models.Position // where the stream began (Resume.Floor)
+	// caughtUp is the newest position the pump read from the database per message:
+	// the feed reaches those changes later and must not deliver them again. Forgotten
+	// once the feed is past caughtUpTo.
 	caughtUp   map[string]models.Position
 	caughtUpTo time.Time
 }
 
-// ErrCursorExpired refuses to resume from a position older than the feed replays.
-var ErrCursorExpired = errors.New("cursor is older than the retention window")
-
 // Subscribe opens a subscription to the changes matching filter. With from, it first
 // delivers what changed after from (what a disconnected client missed), then continues
-// live; without, it starts with the changes committed from now on. ctx bounds the
-// catch-up; Close ends the subscription.
+// live; without, it starts with the changes committed from now on. ctx is the
+// subscription's: its database reads stop with it. Close ends the subscription.
 func (f *Feed) Subscribe(ctx context.Context, filter models.ChangeFilter, from *Resume) *Subscription {
-	s := &Subscription{feed: f, filter: filter, events: make(chan *Event, f.o.Buffer+1), catchingUp: from != nil}
+	s := &Subscription{feed: f, filter: filter, ctx: ctx,
+		events: make(chan *Event, min(f.o.Buffer, streamBuffer)), done: make(chan struct{})}
 	if from != nil {
 		s.floor = from.replayAfter(f.o.Lookback)
+		s.last = *from
+		s.pumping = true
 	}
 	f.add(s)
 	if from != nil {
-		go s.catchUp(ctx, *from)
+		go s.pump(from)
 	}
 	return s
 }
@@ -98,17 +111,22 @@ func (s *Subscription) Events() <-chan *Event { return s.events }
 // Close ends the subscription; events not yet read are dropped.
 func (s *Subscription) Close() {
 	s.feed.remove(s)
+	s.once.Do(func() { close(s.done) })
 	s.mu.Lock()
-	s.closed = true
+	s.gone = true
+	s.backlog = nil
 	s.mu.Unlock()
 }
 
 // offer hands a live change to the subscription, called by the feed with its lock held.
-// It never blocks: a subscription whose buffer is full is closed with ErrSlowConsumer.
+// It never blocks.
 func (s *Subscription) offer(c *models.Change) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.caughtUp != nil && !s.catchingUp {
+	if s.gone || s.endErr != nil {
+		return
+	}
+	if s.caughtUp != nil && !s.pumping {
 		if p, ok := s.caughtUp[c.Position.ID]; ok && !c.Position.After(p) {
 			return
 		}
@@ -117,34 +135,38 @@ func (s *Subscription) offer(c *models.Change) {
 		}
 	}
 	switch {
-	case s.closed:
-	case s.catchingUp:
-		if len(s.pending) >= pendingFactor*s.feed.o.Buffer {
-			s.overflow = true
-			return
-		}
-		s.pending = append(s.pending, c)
-	case len(s.events) >= s.feed.o.Buffer:
-		s.end(ErrSlowConsumer)
-		s.feed.stats.SlowConsumers.Add(1)
-		// The feed holds its lock: remove directly, not through remove.
-		if set := s.feed.subs[s.filter.EnvironmentID]; set != nil {
-			delete(set, s)
-		}
-	default:
+	case s.pumping && s.refill:
+		// The pump will read this change from the database.
+	case s.pumping && len(s.backlog) >= s.feed.o.Buffer:
+		s.refill, s.backlog = true, nil
+		s.feed.stats.Refills.Add(1)
+	case s.pumping:
+		s.backlog = append(s.backlog, c)
+	case len(s.events) < cap(s.events):
 		s.events <- s.event(c)
+	default:
+		s.pumping = true
+		s.backlog = append(s.backlog, c)
+		go s.pump(nil)
 	}
 }
 
-// end delivers err as the last event and closes the stream; s.mu is held. The channel
-// keeps one slot free for it.
-func (s *Subscription) end(err error) {
-	s.closed = true
-	s.events <- &Event{Err: err, sub: s}
-	close(s.events)
+// terminate ends the stream with err, through the pump (which is then the only sender).
+func (s *Subscription) terminate(err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gone || s.endErr != nil {
+		return
+	}
+	s.endErr = err
+	if !s.pumping {
+		s.pumping = true
+		go s.pump(nil)
+	}
 }
 
-// event wraps c with the resume point after it, and remembers c as delivered.
+// event wraps c with the resume point after it, and remembers c as delivered; s.mu is
+// held.
 func (s *Subscription) event(c *models.Change) *Event {
 	s.feed.stats.Delivered.Add(1)
 	k := c.Position.Key()
@@ -160,12 +182,8 @@ func (s *Subscription) event(c *models.Change) *Event {
 			keep = append(keep, r)
 		}
 	}
-	return &Event{Change: c, sub: s, Resume: Resume{
-		Position: c.Position,
-		Recent:   keep,
-		Complete: s.evictedAt.Before(window),
-		Floor:    s.floor,
-	}}
+	s.last = Resume{Position: c.Position, Recent: keep, Complete: s.evictedAt.Before(window), Floor: s.floor}
+	return &Event{Change: c, sub: s, Resume: s.last}
 }
 
 func laterOf(a, b time.Time) time.Time {
@@ -175,73 +193,60 @@ func laterOf(a, b time.Time) time.Time {
 	return a
 }
 
-// catchUp delivers what changed after from, then the live changes that arrived
-// meanwhile, then hands the subscription to the feed.
-func (s *Subscription) catchUp(ctx context.Context, from Resume) {
+// pump is the subscription's sender while it is behind: it replays from (a cursor)
+// when given, then drains the backlog, re-reading from the database what an overflow
+// dropped, and hands the stream back to the feed once it has caught up; or it ends the
+// stream.
+func (s *Subscription) pump(from *Resume) {
 	latest := map[string]models.Position{} // newest position delivered per message
-	send := func(c *models.Change) bool {
-		if p, ok := latest[c.Position.ID]; ok && !c.Position.After(p) {
-			return true
-		}
-		latest[c.Position.ID] = c.Position
-		for {
-			// The catch-up is the only sender until it hands over, and it keeps the
-			// buffer's last slot free, as offer does, for the event that ends the stream.
-			s.mu.Lock()
-			if s.closed {
-				s.mu.Unlock()
-				return false
-			}
-			if len(s.events) < s.feed.o.Buffer {
-				s.events <- s.event(c)
-				s.mu.Unlock()
-				return true
-			}
-			s.mu.Unlock()
-			select {
-			case <-ctx.Done():
-				return false
-			case <-time.After(5 * time.Millisecond):
-			}
-		}
-	}
-	if err := s.replay(ctx, from, send); err != nil {
-		s.finish(err)
+	if from != nil && !s.replay(*from, latest) {
 		return
 	}
 	for {
 		s.mu.Lock()
-		if s.overflow {
-			s.feed.stats.SlowConsumers.Add(1)
-			s.mu.Unlock()
-			s.finish(ErrSlowConsumer)
-			return
-		}
-		batch := s.pending
-		s.pending = nil
-		if len(batch) == 0 {
-			s.catchingUp = false
-			s.caughtUp = latest
-			for _, p := range latest {
-				s.caughtUpTo = laterOf(s.caughtUpTo, p.At)
-			}
-			// The feed may read the same changes up to a lookback window later.
-			s.caughtUpTo = s.caughtUpTo.Add(s.feed.o.Lookback)
+		switch {
+		case s.gone:
 			s.mu.Unlock()
 			return
-		}
-		s.mu.Unlock()
-		for _, c := range batch {
-			if !send(c) {
+		case s.endErr != nil:
+			err := s.endErr
+			s.backlog = nil
+			s.mu.Unlock()
+			s.final(err)
+			return
+		case s.refill:
+			s.refill = false
+			last := s.last
+			s.mu.Unlock()
+			if !s.replay(last, latest) {
 				return
 			}
+			continue
+		case len(s.backlog) == 0:
+			s.pumping = false
+			if len(latest) > 0 {
+				s.caughtUp = latest
+				for _, p := range latest {
+					s.caughtUpTo = laterOf(s.caughtUpTo, p.At)
+				}
+				// The feed may read the same changes up to a lookback window later.
+				s.caughtUpTo = s.caughtUpTo.Add(s.feed.o.Lookback)
+			}
+			s.mu.Unlock()
+			return
+		}
+		c := s.backlog[0]
+		s.backlog = s.backlog[1:]
+		s.mu.Unlock()
+		if !s.send(c, latest) {
+			return
 		}
 	}
 }
 
 // replay reads the changes after from, page by page, and sends those the client has
-// not had.
-func (s *Subscription) replay(ctx context.Context, from Resume, send func(*models.Change) bool) error {
+// not had. It returns false when the stream is over.
+func (s *Subscription) replay(from Resume, latest map[string]models.Position) bool {
 	had := map[models.ChangeKey]bool{}
 	for _, k := range from.Recent {
 		had[k] = true
@@ -249,9 +254,12 @@ func (s *Subscription) replay(ctx context.Context, from Resume, send func(*model
 	after := from.replayAfter(s.feed.o.Lookback)
 	start := after.At
 	for {
-		page, err := s.feed.store.MessageChanges(ctx, s.filter, start, after, catchUpPage)
+		page, err := s.feed.store.MessageChanges(s.ctx, s.filter, start, after, catchUpPage)
 		if err != nil {
-			return err
+			if s.ctx.Err() == nil {
+				s.final(err)
+			}
+			return false
 		}
 		for _, c := range page {
 			after = c.Position
@@ -259,14 +267,70 @@ func (s *Subscription) replay(ctx context.Context, from Resume, send func(*model
 			if atOrBefore && (had[c.Position.Key()] || !from.Complete) {
 				continue
 			}
-			if !send(c) {
-				return nil
+			if !s.send(c, latest) {
+				return false
 			}
 		}
 		if len(page) < catchUpPage {
-			return nil
+			return true
 		}
 	}
+}
+
+// send delivers c unless a newer state of its message went already; it waits for the
+// client up to SlowTimeout, then ends the stream with ErrSlowConsumer. It returns false
+// when the stream is over.
+func (s *Subscription) send(c *models.Change, latest map[string]models.Position) bool {
+	if p, ok := latest[c.Position.ID]; ok && !c.Position.After(p) {
+		return true
+	}
+	latest[c.Position.ID] = c.Position
+	s.mu.Lock()
+	if s.gone {
+		s.mu.Unlock()
+		return false
+	}
+	e := s.event(c)
+	s.mu.Unlock()
+	select {
+	case s.events <- e:
+		return true
+	default:
+	}
+	t := time.NewTimer(s.feed.o.SlowTimeout)
+	defer t.Stop()
+	select {
+	case s.events <- e:
+		return true
+	case <-s.done:
+		return false
+	case <-t.C:
+		s.feed.stats.SlowConsumers.Add(1)
+		s.feed.remove(s)
+		s.final(ErrSlowConsumer)
+		return false
+	}
+}
+
+// final delivers err as the stream's last event and closes it; only the pump calls it.
+// A client that has read nothing for a while finds the channel full: the oldest queued
+// event makes way (the client never saw its cursor, so resuming delivers it again).
+func (s *Subscription) final(err error) {
+	s.feed.remove(s)
+	s.mu.Lock()
+	s.gone = true
+	s.mu.Unlock()
+	ev := &Event{Err: err, sub: s}
+	select {
+	case s.events <- ev:
+	default:
+		select {
+		case <-s.events:
+		default:
+		}
+		s.events <- ev
+	}
+	close(s.events)
 }
 
 // replayAfter is the position resuming from r reads after: the lookback window before
@@ -284,16 +348,6 @@ func (r Resume) replayAfter(lookback time.Duration) models.Position {
 		after = r.Position
 	}
 	return after
-}
-
-// finish ends a catching-up subscription with err (a failed replay, or overflow).
-func (s *Subscription) finish(err error) {
-	s.feed.remove(s)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.end(err)
-	}
 }
 
 // Filter is what the subscription matches.
