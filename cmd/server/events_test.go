@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +171,14 @@ func TestMessageEvents(t *testing.T) {
 			markVia(t, w.srv.base, w.key, "alice", w.alice2.ID, "done")
 			if e := readEvent(t, resumed, 5*time.Second); e.ID != w.alice2.ID {
 				t.Fatalf("resumed, live: %+v", e)
+			}
+
+			// Operators see the feed on /metrics.
+			_, metrics := get(t, w.srv.base+"/metrics", "")
+			for _, want := range []string{`events_subscriptions 3\n`, `events_polls_total [1-9]`, `events_changes_total 4\n`, `events_delivered_total [1-9]`} {
+				if !regexp.MustCompile(want).Match(metrics) {
+					t.Errorf("/metrics lacks %s", want)
+				}
 			}
 		})
 	}

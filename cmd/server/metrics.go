@@ -13,6 +13,7 @@ import (
 	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
+	"messages/models/changefeed"
 )
 
 // observability is what serve offers the people who run it: Prometheus metrics at
@@ -27,8 +28,8 @@ type observability struct {
 
 // newObservability registers the metrics on a registry of its own: requests per route,
 // GraphQL operations, the store's connection pool, rate-limit refusals, idempotent
-// replays and the Go runtime and process. With tp, it also traces the store's queries.
-func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, tp *sdktrace.TracerProvider) (*observability, error) {
+// replays, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
+func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	o := &observability{registry: reg, tracer: tp}
 	var err error
@@ -47,6 +48,25 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 			Name: "idempotency_replays_total",
 			Help: "Stored responses sent again to a request retried with the same Idempotency-Key.",
 		}, func() float64 { return float64(idempotency.Replays()) }),
+	}
+	if feed != nil {
+		stats := feed.Stats()
+		counter := func(name, help string, v func() int64) prometheus.Collector {
+			return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v()) })
+		}
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name: "events_subscriptions",
+				Help: "messageEvents subscriptions open on this instance.",
+			}, func() float64 { return float64(feed.Subscriptions()) }),
+			counter("events_polls_total", "Polls of the change feed (one indexed query each, whatever the subscriptions).", stats.Polls.Load),
+			counter("events_poll_errors_total", "Polls that failed (the database was unreachable); the next resumes where the last ended.", stats.PollErrors.Load),
+			counter("events_positions_read_total", "Index entries the polls read, the re-read lookback window included.", stats.Positions.Load),
+			counter("events_changes_total", "Changes the feed published to this instance's subscriptions.", stats.Changes.Load),
+			counter("events_delivered_total", "Events sent to clients.", stats.Delivered.Load),
+			counter("events_refills_total", "Bursts a subscription's queue could not hold, read again from the database.", stats.Refills.Load),
+			counter("events_slow_consumers_total", "Subscriptions closed because their client read nothing for EVENTS_SLOW_TIMEOUT.", stats.SlowConsumers.Load),
+		)
 	}
 	if limiter != nil {
 		cs = append(cs,

@@ -178,7 +178,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		Feed: feed, EventRetention: o.eventRetention}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
-	obs, err := newObservability(store, limiter, idempotency, tracer)
+	obs, err := newObservability(store, limiter, idempotency, feed, tracer)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
