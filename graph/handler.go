@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
@@ -43,6 +44,9 @@ type HandlerOptions struct {
 	Limits        Limits
 	// Extensions are used before the built-in ones: metrics and tracing (see observe.go).
 	Extensions []graphql.HandlerExtension
+	// WebSocketPing is how often the server pings each WebSocket; 0 means it does not
+	// (see websocketTransport).
+	WebSocketPing time.Duration
 }
 
 // NewHandler returns the /graphql endpoint: POST and GET transports that answer as
@@ -66,7 +70,7 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	}
 	srv := handler.New(NewExecutableSchema(cfg))
 	// Subscriptions first: a WebSocket upgrade is a GET, and an event stream a POST.
-	srv.AddTransport(r.websocketTransport())
+	srv.AddTransport(r.websocketTransport(o.WebSocketPing))
 	srv.AddTransport(sseTransport())
 	srv.AddTransport(transport.Options{})
 	// GraphQL over HTTP's statuses and media types, and GET caching (transport.go).

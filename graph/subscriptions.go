@@ -25,22 +25,25 @@ const (
 const (
 	// initTimeout is how long a socket may stay open without connection_init.
 	initTimeout = 10 * time.Second
-	// pingInterval is how often the server pings; a client that has not answered two
-	// intervals later is closed.
-	pingInterval = 25 * time.Second
 	// sseKeepAlive is how often an idle event stream gets a comment line, so proxies do
 	// not close it.
 	sseKeepAlive = 15 * time.Second
 )
 
 // websocketTransport accepts graphql-transport-ws sockets. Origins are checked by the
-// HTTP edge, with the same list as CORS, before the upgrade reaches here.
-func (r *Resolver) websocketTransport() transport.Websocket {
+// HTTP edge, with the same list as CORS, before the upgrade reaches here. ping, when
+// positive, is how often the server pings each socket, closing one whose client has not
+// answered two intervals later. By default the server does not ping, as graphql-ws's
+// own server does not: clients keep their sockets alive (graphql-ws's keepAlive option
+// pings, and the server answers), and the operating system's TCP keep-alive, which the
+// server enables, finds peers that vanished. Server pings cost a goroutine and a timer
+// per socket and, at 10,000 sockets every 25 s, about 8% of a core.
+func (r *Resolver) websocketTransport(ping time.Duration) transport.Websocket {
 	return transport.Websocket{
 		Implementation:   transport.CoderWebsocketImplementation{AcceptOptions: coderws.AcceptOptions{InsecureSkipVerify: true}},
 		InitFunc:         r.initWebSocket,
 		InitTimeout:      initTimeout,
-		PingPongInterval: pingInterval,
+		PingPongInterval: ping,
 	}
 }
 

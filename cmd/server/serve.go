@@ -45,6 +45,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "events-lookback", Usage: "how far back each read of changes looks again, for transactions that commit after rows written later (longer writers register a hold, as import does)", Value: changefeed.DefaultLookback, Sources: cli.EnvVars("EVENTS_LOOKBACK")},
 			&cli.IntFlag{Name: "events-buffer", Usage: "changes queued for a subscription whose client reads more slowly than they come; past it they are read again from the database when the client catches up", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
 			&cli.DurationFlag{Name: "events-slow-timeout", Usage: "how long a subscription's client may read nothing while events wait before it is closed (SLOW_CONSUMER)", Value: changefeed.DefaultSlowTimeout, Sources: cli.EnvVars("EVENTS_SLOW_TIMEOUT")},
+			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 		},
@@ -66,6 +67,7 @@ func (a *app) serveCommand() *cli.Command {
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
+				websocketPing:  cmd.Duration("websocket-ping"),
 			})
 		},
 	}
@@ -86,6 +88,7 @@ type serveOptions struct {
 	// events tune the change feed behind messageEvents.
 	events         changefeed.Options
 	eventRetention time.Duration
+	websocketPing  time.Duration
 }
 
 // serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
@@ -183,7 +186,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
 	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors), origins: o.cors.Allows(),
-		idempotency: idempotency, timeout: o.requestTimeout, obs: obs}))
+		idempotency: idempotency, timeout: o.requestTimeout, websocketPing: o.websocketPing, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
 		// Plain lines, not log records, so they paste as they are.
@@ -246,6 +249,7 @@ type guards struct {
 	origins        func(origin string) bool
 	idempotency    *edge.Idempotency
 	timeout        time.Duration
+	websocketPing  time.Duration
 	obs            *observability
 }
 
@@ -262,7 +266,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,
 	})
-	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions()})
+	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions(), WebSocketPing: g.websocketPing})
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
