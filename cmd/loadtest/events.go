@@ -76,7 +76,7 @@ write returned, both read in this process. Scenarios: ` + strings.Join(eventScen
 			&cli.IntFlag{Name: "dialers", Usage: "sockets opened at once", Value: 50},
 			&cli.IntFlag{Name: "burst-subscribers", Usage: "subscribers of the burst, one subscription and socket each", Value: 1000},
 			&cli.IntFlag{Name: "burst-per-subscriber", Usage: "messages per subscriber in the burst", Value: 10},
-			&cli.IntFlag{Name: "slow-messages", Usage: "changes written for the subscription that stops reading", Value: 3000},
+			&cli.IntFlag{Name: "slow-messages", Usage: "changes written for the subscription that stops reading (about 4 KB each: more than the loopback socket buffers hold)", Value: 12000},
 			&cli.DurationFlag{Name: "wait", Usage: "longest wait for one event", Value: 10 * time.Second},
 			&cli.StringFlag{Name: "db-proxy-stats", Usage: "http://127.0.0.1:PORT/ of the counting proxy (loadtest events proxy) between --base-url's server and the database: its own queries, apart from other clients'"},
 			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},

@@ -123,7 +123,7 @@ var slowPayload = `{"blob":"` + strings.Repeat("x", 4000) + `"}`
 // slowBatch and slowEvery pace the slow-consumer writes: slowBatch messages every
 // slowEvery, fewer than the buffer per poll, so a client that reads keeps up.
 const (
-	slowBatch = 100
+	slowBatch = 400
 	slowEvery = 150 * time.Millisecond
 	// slowRcvBuf is the receive buffer of the client that stops reading.
 	slowRcvBuf = 4096
