@@ -14,6 +14,7 @@ import (
 	"messages/graph/gqlclient"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/session"
 )
 
 // eventsQuery selects what the inbox shows of an event.
@@ -224,6 +225,30 @@ func TestMessageEventsAcrossInstancesAndTransports(t *testing.T) {
 				s, _ = conn.Subscribe(ctx, gqlclient.Request{Query: eventsQuery, Variables: map[string]any{"after": "AQEAforged"}}, 1)
 				if r := <-s.Results(); len(r.Errors) != 1 || r.Errors[0].Code() != "BAD_USER_INPUT" {
 					t.Errorf("forged cursor: %+v", r)
+				}
+			})
+
+			t.Run("session expiry", func(t *testing.T) {
+				// A socket lives no longer than the token that opened it.
+				signer, err := session.NewSigner(time.Now, []byte(sessionSecret))
+				if err != nil {
+					t.Fatal(err)
+				}
+				token, _, err := signer.Issue(models.Caller{KeyID: w.keyID, EnvironmentID: w.env.ID, OrganizationID: w.env.OrganizationID}, "alice", 2*time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conn := dialEvents(t, w.srv.base, "Bearer "+token)
+				s := subscribeEvents(t, conn, nil)
+				done := make(chan error, 1)
+				go func() { done <- conn.Err() }()
+				select {
+				case <-done:
+				case <-time.After(10 * time.Second):
+					t.Fatal("the socket outlived its session token")
+				}
+				if _, ok := <-s.Results(); ok {
+					t.Error("the subscription still delivers")
 				}
 			})
 
