@@ -125,6 +125,9 @@ var slowPayload = `{"blob":"` + strings.Repeat("x", 4000) + `"}`
 const (
 	slowBatch = 400
 	slowEvery = 150 * time.Millisecond
+	// slowStall is how long the stalled client reads nothing after the last write: longer
+	// than the server's EVENTS_SLOW_TIMEOUT (10 s by default), after which it gives up.
+	slowStall = 15 * time.Second
 	// slowRcvBuf is the receive buffer of the client that stops reading.
 	slowRcvBuf = 4096
 )
@@ -179,10 +182,12 @@ func (b *eventsBench) slowConsumer(ctx context.Context) ([]eventsRow, error) {
 		written += n
 		time.Sleep(slowEvery)
 	}
+	lastWrite := time.Now()
 	deadline := time.Now().Add(30 * time.Second)
 	for int(healthy.events.Load()) < written && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
+	time.Sleep(time.Until(lastWrite.Add(slowStall)))
 	peakMB := round2(float64(sampler.takePeak()) / 1024)
 	_, _ = sampler.Stop()
 	beforeMB := round2(float64(before.rssKB) / 1024)
