@@ -183,6 +183,8 @@
     connectionParams: async () => ({ Authorization: `Bearer ${await token()}` }),
     retryAttempts: Infinity,
     shouldRetry: () => true,
+    // The server does not ping: the client does, so proxies keep the socket open.
+    keepAlive: 20000,
     on: {
       connecting: () => setConnection('connecting', 'Connecting…'),
       // After every (re)connection: a query on the same socket comes back after the
