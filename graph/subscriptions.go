@@ -18,8 +18,9 @@ import (
 
 // WebSocket close codes of a refused connection_init (graphql-ws's conventions).
 const (
-	closeForbidden = 4403 // no valid credential: the client must not retry as it is
-	closeTryAgain  = 1013 // the database could not be asked: retry later
+	closeForbidden   = 4403 // no valid credential: the client must not retry as it is
+	closeRateLimited = 4429 // over the caller's rate limit: retry later
+	closeTryAgain    = 1013 // the database could not be asked: retry later
 )
 
 const (
@@ -52,14 +53,21 @@ func sseTransport() transport.SSE {
 }
 
 // initWebSocket authenticates a socket by the Authorization entry of connection_init's
-// payload ("ApiKey <key>" or "Bearer <session token>"). A refusal closes the socket with
-// 4403, or 1013 when the database is unreachable; a session's socket closes when its
+// payload ("ApiKey <key>" or "Bearer <session token>") and counts it against the
+// caller's rate limits. A refusal closes the socket with 4403, 4429 when over the rate
+// limit, or 1013 when the database is unreachable; a session's socket closes when its
 // token expires, and the client reconnects with a new token.
 func (r *Resolver) initWebSocket(ctx context.Context, p transport.InitPayload) (context.Context, *transport.InitPayload, error) {
 	caller, err := r.authenticateCredential(ctx, p.Authorization())
+	if err == nil && r.AdmitStream != nil {
+		err = r.AdmitStream(ctx, caller)
+	}
 	if err != nil {
 		code, reason := closeForbidden, "Forbidden: "+err.Error()
-		if models.IsUnavailable(err) {
+		switch {
+		case models.ErrorCode(err) == models.ERATELIMITED:
+			code, reason = closeRateLimited, "Too many requests: "+err.Error()
+		case models.IsUnavailable(err):
 			code, reason = closeTryAgain, "database unavailable, retry later"
 			err = models.Errorf(models.EUNAVAILABLE, "%s", reason)
 		}

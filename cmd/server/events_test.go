@@ -315,3 +315,28 @@ func TestMessageEventsAcrossInstancesAndTransports(t *testing.T) {
 		})
 	}
 }
+
+// A socket's connection_init counts against the environment's rate limit like a
+// request: past the burst, sockets are refused with 4429 and nothing else happens.
+func TestMessageEventsRateLimited(t *testing.T) {
+	w := newSessionWorld(t, models.DialectSQLite, "--rate-limit", "0.001", "--rate-burst", "3")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var refused *gqlclient.CloseError
+	for i := range 5 {
+		c, err := gqlclient.Dial(ctx, wsURL(w.srv.base), nil, map[string]any{"Authorization": "ApiKey " + w.key})
+		if err == nil {
+			t.Cleanup(func() { _ = c.Close() })
+			continue
+		}
+		if !errors.As(err, &refused) || refused.Code != 4429 || !strings.HasPrefix(refused.Reason, "Too many requests: ") {
+			t.Fatalf("socket %d: %v", i+1, err)
+		}
+		if i < 3 {
+			t.Fatalf("socket %d refused within the burst of 3: %v", i+1, err)
+		}
+	}
+	if refused == nil {
+		t.Fatal("no socket was refused past the burst")
+	}
+}

@@ -178,7 +178,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	// reconnect to another instance.
 	srv.RegisterOnShutdown(feed.Shutdown)
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
-		Feed: feed, EventRetention: o.eventRetention}
+		Feed: feed, EventRetention: o.eventRetention, AdmitStream: edge.Admit(limiter, sessionLimiter)}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	obs, err := newObservability(store, limiter, idempotency, feed, tracer)

@@ -244,6 +244,32 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 	}
 }
 
+// Admit returns the check a long-lived stream's start passes, for a credential that
+// arrives in the stream's first message rather than a header (a WebSocket's
+// connection_init): one token of the session's bucket and one of the environment's, as
+// a request takes, or a rate-limited error saying when to retry.
+func Admit(l, sessions *RateLimiter) func(ctx context.Context, caller models.Caller) error {
+	return func(ctx context.Context, caller models.Caller) error {
+		if caller.Scoped() && sessions != nil {
+			if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID); ok && !d.allowed {
+				return sessions.refusal(d, "this subscriber session")
+			}
+		}
+		if l != nil {
+			if d, ok := l.take(ctx, caller.EnvironmentID); ok && !d.allowed {
+				return l.refusal(d, "this environment")
+			}
+		}
+		return nil
+	}
+}
+
+// refusal counts a refusal and says when to retry.
+func (l *RateLimiter) refusal(d decision, whose string) error {
+	l.refused.Add(1)
+	return models.Errorf(models.ERATELIMITED, "rate limit exceeded for %s: retry after %d s", whose, max(ceilSeconds(d.retryAfter), 1))
+}
+
 // setHeaders writes the RateLimit fields of d.
 func (d decision) setHeaders(h http.Header) {
 	h.Set("RateLimit-Limit", strconv.Itoa(d.limit))
