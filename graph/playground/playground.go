@@ -104,11 +104,20 @@ func Handler(o Options) http.Handler {
 }
 
 // contentSecurityPolicy allows scripts and styles only from this origin (GraphiQL sets
-// inline styles, so those are allowed), and requests only to this origin and the endpoint.
+// inline styles, so those are allowed), and requests only to this origin and the endpoint,
+// over HTTP and over the subscriptions' WebSocket. 'self' covers ws: and wss: of this
+// host (CSP Level 3); an endpoint elsewhere needs its ws(s): origin named, since an
+// http(s): source does not match a WebSocket URL.
 func contentSecurityPolicy(endpoint string) string {
 	connect := "'self'"
 	if u, err := url.Parse(endpoint); err == nil && u.Scheme != "" && u.Host != "" {
 		connect += " " + u.Scheme + "://" + u.Host
+		switch u.Scheme {
+		case "http":
+			connect += " ws://" + u.Host
+		case "https":
+			connect += " wss://" + u.Host
+		}
 	}
 	return "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; " +
 		"img-src 'self' data:; font-src 'self' data:; connect-src " + connect + "; " +
@@ -130,7 +139,7 @@ func loadAssets() map[string]asset {
 	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
 	m := map[string]asset{}
 	for _, name := range []string{"start.js", "assets/graphiql.min.js", "assets/graphiql.min.css",
-		"assets/react.production.min.js", "assets/react-dom.production.min.js"} {
+		"assets/react.production.min.js", "assets/react-dom.production.min.js", "assets/graphql-ws.min.js"} {
 		b, err := fs.ReadFile(files, name)
 		if err != nil {
 			panic("playground: " + err.Error())

@@ -62,14 +62,14 @@ func TestPageEmbedsConfig(t *testing.T) {
 			if got := res.Header.Get("Cache-Control"); got != "no-store" {
 				t.Errorf("Cache-Control %q: the page holds the API key", got)
 			}
-			// Exactly one data block and five external scripts: nothing broke out of the
+			// Exactly one data block and five script files: nothing broke out of the
 			// block to open a script of its own.
 			blocks := configBlock.FindAllStringSubmatch(html, -1)
 			if len(blocks) != 1 {
 				t.Fatalf("%d config blocks in\n%s", len(blocks), html)
 			}
-			if n := strings.Count(html, "<script"); n != 5 {
-				t.Errorf("%d <script tags, want 5 (config + 4 files):\n%s", n, html)
+			if n := strings.Count(html, "<script"); n != 6 {
+				t.Errorf("%d <script tags, want 6 (config + 5 files):\n%s", n, html)
 			}
 			if strings.Contains(html, "<title></title>") || strings.Contains(html, "<script>x()") {
 				t.Errorf("the title escaped its element:\n%s", html)
@@ -93,8 +93,8 @@ func TestPageLoadsOnlyEmbeddedFiles(t *testing.T) {
 			urls = append(urls, strings.ReplaceAll(ref[1], "&amp;", "&"))
 		}
 	}
-	if len(urls) != 5 {
-		t.Fatalf("%d references, want 5:\n%s", len(urls), html)
+	if len(urls) != 6 {
+		t.Fatalf("%d references, want 6:\n%s", len(urls), html)
 	}
 	for _, u := range urls {
 		if !strings.HasPrefix(u, AssetPath) {
@@ -118,10 +118,12 @@ func TestAssets(t *testing.T) {
 		{"graphiqlCSS200", "graphiql.min.css", http.StatusOK, "text/css; charset=utf-8"},
 		{"react200", "react.production.min.js", http.StatusOK, "text/javascript; charset=utf-8"},
 		{"reactDOM200", "react-dom.production.min.js", http.StatusOK, "text/javascript; charset=utf-8"},
+		{"graphqlWS200", "graphql-ws.min.js", http.StatusOK, "text/javascript; charset=utf-8"},
 		{"start200", "start.js", http.StatusOK, "text/javascript; charset=utf-8"},
 		{"unknown404", "nope.js", http.StatusNotFound, ""},
 		{"sourceMap404", "graphiql.min.js.map", http.StatusNotFound, ""},
 		{"licenseNotServed404", "LICENSE.react", http.StatusNotFound, ""},
+		{"versionsNotServed404", "VERSIONS", http.StatusNotFound, ""},
 		{"traversal404", "../page.html", http.StatusNotFound, ""},
 		{"directory404", "", http.StatusNotFound, ""},
 	}
@@ -163,8 +165,10 @@ func TestContentSecurityPolicy(t *testing.T) {
 	tests := []struct {
 		name, endpoint, connect string
 	}{
+		// 'self' covers ws: and wss: of the page's own host.
 		{"sameOrigin", "/graphql", "connect-src 'self';"},
-		{"otherOrigin", "https://api.example.com/graphql", "connect-src 'self' https://api.example.com;"},
+		{"otherOriginTLS", "https://api.example.com/graphql", "connect-src 'self' https://api.example.com wss://api.example.com;"},
+		{"otherOriginPlain", "http://127.0.0.1:9000/graphql", "connect-src 'self' http://127.0.0.1:9000 ws://127.0.0.1:9000;"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
