@@ -1,0 +1,335 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v3"
+)
+
+// The side-by-side benchmark (`loadtest peer`): the same query shapes against this server
+// and against a peer GraphQL engine over a copy of its rows (PostGraphile, set up by
+// .ci/bench-peer), each measured on one side and then the other, in rounds, at each
+// connection count; the table shows the medians and their ratios.
+
+// peerConfig is the command line of `loadtest peer`.
+type peerConfig struct {
+	target         peerTarget
+	jwtSecret      string
+	jwtRole        string
+	shapes         []string
+	connections    []int
+	rounds         int
+	duration       time.Duration
+	warmup         time.Duration
+	requestTimeout time.Duration
+	setupTimeout   time.Duration
+	maxRequests    int
+	messages       int // the dataset's size, for the report
+	jsonPath       string
+}
+
+// peerCommand is `loadtest peer`.
+func peerCommand(stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:  "peer",
+		Usage: "run the same GraphQL shapes against this server and a peer engine on the same rows, side by side",
+		Description: `Each shape runs on the server, then on the peer (the other way round in even rounds),
+for --duration after --warmup, --rounds times at each of --connections; the table shows the
+median p50 and requests/s of each side and their ratio. Shapes: ` + strings.Join(peerShapeNames(), ", ") + `.
+The peer is PostGraphile over the tables of .ci/peer/schema.sql; .ci/bench-peer sets it up.`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "server-url", Usage: "this server; loopback only", Value: "http://127.0.0.1:8080"},
+			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment (required)"},
+			&cli.StringFlag{Name: "peer-url", Usage: "the peer's GraphQL endpoint; loopback only (required)"},
+			&cli.StringFlag{Name: "peer-rls-url", Usage: "the peer's GraphQL endpoint with JWT + row-level security (inbox-rls is skipped without it)"},
+			&cli.StringFlag{Name: "jwt-secret", Usage: "the RLS peer's --jwt-secret"},
+			&cli.StringFlag{Name: "jwt-role", Usage: "the role claim of the RLS peer's token", Value: "msgpeer_subscriber"},
+			&cli.StringFlag{Name: "environment-id", Usage: "the environment of the API key (required)"},
+			&cli.StringFlag{Name: "subscriber", Usage: "external id of the subscriber whose inbox is read (required)"},
+			&cli.StringFlag{Name: "subscriber-key", Usage: "that subscriber's row id, messages.subscriber_id (required)"},
+			&cli.IntFlag{Name: "depth", Usage: "rows skipped by the offset and cursor shapes", Value: 500_000},
+			&cli.IntFlag{Name: "page-size", Usage: "page size of every list", Value: 10},
+			&cli.StringFlag{Name: "shapes", Usage: "comma-separated shapes (default: all): " + strings.Join(peerShapeNames(), ", ")},
+			&cli.StringFlag{Name: "connections", Usage: "comma-separated connection counts", Value: "1,4"},
+			&cli.IntFlag{Name: "rounds", Usage: "measurements of each shape, side and connection count; the table shows the median", Value: 3},
+			&cli.DurationFlag{Name: "duration", Usage: "how long each measurement runs", Value: 10 * time.Second},
+			&cli.DurationFlag{Name: "warmup", Usage: "unmeasured run before each measurement (0: none)", Value: time.Second},
+			&cli.DurationFlag{Name: "request-timeout", Usage: "deadline of one request", Value: 30 * time.Second},
+			&cli.DurationFlag{Name: "setup-timeout", Usage: "deadline of finding the cursors and mark targets", Value: 5 * time.Minute},
+			&cli.IntFlag{Name: "max-requests", Usage: "most requests one measurement sends, whatever the duration", Value: 200_000},
+			&cli.IntFlag{Name: "messages", Usage: "messages in the dataset, for the report only"},
+			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},
+		},
+		Action: func(ctx context.Context, cmd *cli.Command) error {
+			c, err := peerConfigFrom(cmd)
+			if err != nil {
+				return err
+			}
+			printConfig(stderr, maskPeerSettings(settingsOf(cmd)))
+			return runPeer(ctx, c, stdout, stderr)
+		},
+	}
+}
+
+// maskPeerSettings hides the API key and the JWT secret in the printed configuration.
+func maskPeerSettings(s []setting) []setting {
+	for i := range s {
+		if (s[i].name == "--jwt-secret" || s[i].name == "--api-key") && s[i].value != "" {
+			s[i].value = "xxxxx"
+		}
+	}
+	return s
+}
+
+// peerConfigFrom reads and checks the flags of `loadtest peer`.
+func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
+	if cmd.Args().Present() {
+		return peerConfig{}, usageError{fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice())}
+	}
+	c := peerConfig{
+		target: peerTarget{
+			serverURL: strings.TrimSuffix(cmd.String("server-url"), "/"), apiKey: cmd.String("api-key"),
+			peerURL: cmd.String("peer-url"), peerRLSURL: cmd.String("peer-rls-url"),
+			environmentID: cmd.String("environment-id"), subscriber: cmd.String("subscriber"),
+			subscriberKey: cmd.String("subscriber-key"), pageSize: cmd.Int("page-size"), depth: cmd.Int("depth"),
+		},
+		jwtSecret: cmd.String("jwt-secret"), jwtRole: cmd.String("jwt-role"),
+		rounds: cmd.Int("rounds"), duration: cmd.Duration("duration"), warmup: cmd.Duration("warmup"),
+		requestTimeout: cmd.Duration("request-timeout"), setupTimeout: cmd.Duration("setup-timeout"),
+		maxRequests: cmd.Int("max-requests"), messages: cmd.Int("messages"), jsonPath: cmd.String("json"),
+	}
+	var err error
+	if c.connections, err = parseConnections(cmd.String("connections")); err != nil {
+		return c, usageError{err}
+	}
+	if c.shapes, err = parsePeerShapes(cmd.String("shapes"), c.target.peerRLSURL != ""); err != nil {
+		return c, usageError{err}
+	}
+	if err := c.check(); err != nil {
+		return c, usageError{err}
+	}
+	return c, nil
+}
+
+// check refuses addresses off loopback, missing settings and values out of range.
+func (c peerConfig) check() error {
+	t := c.target
+	for flag, u := range map[string]string{"--server-url": t.serverURL, "--peer-url": t.peerURL, "--peer-rls-url": t.peerRLSURL} {
+		if u == "" && flag == "--peer-rls-url" {
+			continue
+		}
+		if err := checkLoopback(u); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
+	}
+	switch {
+	case t.apiKey == "" || t.environmentID == "" || t.subscriber == "" || t.subscriberKey == "":
+		return errors.New("--api-key, --environment-id, --subscriber and --subscriber-key are required")
+	case t.peerRLSURL != "" && c.jwtSecret == "":
+		return errors.New("--peer-rls-url needs --jwt-secret")
+	case t.pageSize < 1 || t.pageSize > 1000:
+		return errors.New("--page-size must be from 1 to 1000")
+	case t.depth < 1:
+		return errors.New("--depth must be positive")
+	case c.rounds < 1 || c.rounds > 100:
+		return errors.New("--rounds must be from 1 to 100")
+	case c.duration <= 0 || c.duration > time.Hour:
+		return errors.New("--duration must be between 0 and 1h")
+	case c.warmup < 0 || c.requestTimeout <= 0 || c.setupTimeout <= 0:
+		return errors.New("--warmup must not be negative, --request-timeout and --setup-timeout positive")
+	case c.maxRequests < 1 || c.maxRequests > 10_000_000:
+		return errors.New("--max-requests must be from 1 to 10,000,000")
+	}
+	return nil
+}
+
+// parseConnections reads --connections: distinct counts from 1 to 1000, ascending.
+func parseConnections(list string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 || n > 1000 {
+			return nil, fmt.Errorf("--connections: %q is not a count from 1 to 1000", f)
+		}
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--connections names no count")
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// parsePeerShapes reads --shapes: known names, each once, in the table's order; all of
+// them when empty, but inbox-rls only with an RLS peer, and with its server figures'
+// shape.
+func parsePeerShapes(list string, rls bool) ([]string, error) {
+	want := map[string]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		if !slices.Contains(peerShapeNames(), name) {
+			return nil, fmt.Errorf("unknown shape %q; known: %s", name, strings.Join(peerShapeNames(), ", "))
+		}
+		want[name] = true
+	}
+	all := len(want) == 0
+	var out []string
+	for _, s := range peerShapes {
+		if (all || want[s.name]) && (s.name != "inbox-rls" || rls) {
+			out = append(out, s.name)
+		}
+	}
+	if !all && want["inbox-rls"] && !rls {
+		return nil, errors.New("shape inbox-rls needs --peer-rls-url")
+	}
+	if want["inbox-rls"] && !slices.Contains(out, "inbox") {
+		// inbox-rls reuses the server figures of inbox.
+		out = append([]string{"inbox"}, out...)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("--shapes names no shape")
+	}
+	return out, nil
+}
+
+func peerShapeByName(name string) peerShape {
+	for _, s := range peerShapes {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("unknown shape " + name)
+}
+
+// gqlResponse is the part of a GraphQL response the driver checks.
+type gqlResponse struct {
+	Data   json.RawMessage `json:"data"`
+	Errors json.RawMessage `json:"errors"`
+}
+
+// post sends a GraphQL call and returns its data. A status other than 200, errors in
+// the response or no data is an error.
+func post(ctx context.Context, client *http.Client, call gqlCall) (json.RawMessage, error) {
+	body, err := json.Marshal(graphqlBody{Query: call.query, Variables: call.vars})
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range call.header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, fmt.Errorf("read body: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("POST %s: status %d: %s", call.url, resp.StatusCode, clip(b))
+	}
+	var r gqlResponse
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("POST %s: %w: %s", call.url, err, clip(b))
+	}
+	if len(r.Errors) > 0 && string(r.Errors) != "null" {
+		return nil, fmt.Errorf("POST %s: GraphQL errors: %s", call.url, clip(r.Errors))
+	}
+	if len(r.Data) == 0 || string(r.Data) == "null" {
+		return nil, fmt.Errorf("POST %s: no data: %s", call.url, clip(b))
+	}
+	return r.Data, nil
+}
+
+// runPeer finds what the shapes need, measures them and writes the report.
+func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
+	client := newHTTPClient(slices.Max(c.connections), c.requestTimeout, false)
+	t := c.target
+	setupCtx, cancel := context.WithTimeout(ctx, c.setupTimeout)
+	err := preparePeer(setupCtx, client, &t, c, log)
+	cancel()
+	if err != nil {
+		return err
+	}
+	rep := &peerReport{
+		StartedAt: time.Now().UTC(), Messages: c.messages, Depth: t.depth, PageSize: t.pageSize,
+		Rounds: c.rounds, Connections: c.connections, Duration: c.duration.String(), Warmup: c.warmup.String(),
+	}
+	for _, conns := range c.connections {
+		run := limits{concurrency: conns, duration: c.duration, maxRequests: c.maxRequests, requestTimeout: c.requestTimeout}
+		warm := run
+		warm.duration = c.warmup
+		for round := 1; round <= c.rounds; round++ {
+			for _, name := range c.shapes {
+				shape := peerShapeByName(name)
+				sides := []string{"server", "peer"}
+				if round%2 == 0 {
+					sides = []string{"peer", "server"}
+				}
+				for _, side := range sides {
+					build := shape.peer
+					if side == "server" {
+						build = shape.server
+					}
+					if build == nil {
+						continue
+					}
+					op := func(ctx context.Context, i int64) error {
+						_, err := post(ctx, client, build(&t, i))
+						return err
+					}
+					if c.warmup > 0 {
+						measure(ctx, op, warm)
+					}
+					m := measure(ctx, op, run)
+					if ctx.Err() != nil {
+						return ctx.Err()
+					}
+					s := peerSample{Shape: name, Side: side, Connections: conns, Round: round,
+						Requests: m.requests, Errors: m.errors, FirstError: m.firstError,
+						PerSecond: round2(m.perSecond()), P50: ms(m.latencies.p50), P95: ms(m.latencies.p95)}
+					rep.Samples = append(rep.Samples, s)
+					fmt.Fprintf(log, "%d conn, round %d: %-16s %-6s p50 %s, %.1f req/s, %d errors\n",
+						conns, round, name, side, fmtMS(s.P50), s.PerSecond, s.Errors)
+				}
+			}
+		}
+	}
+	rep.Rows = peerRows(c.shapes, c.connections, rep.Samples)
+	rep.writeTable(stdout)
+	if c.jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(c.jsonPath, append(b, '\n'), 0o644)
+	}
+	return nil
+}

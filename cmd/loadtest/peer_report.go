@@ -1,0 +1,185 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// peerReport is the outcome of `loadtest peer`: every measurement and their medians.
+type peerReport struct {
+	StartedAt   time.Time    `json:"startedAt"`
+	Messages    int          `json:"messages,omitempty"`
+	Depth       int          `json:"depth"`
+	PageSize    int          `json:"pageSize"`
+	Rounds      int          `json:"rounds"`
+	Connections []int        `json:"connections"`
+	Duration    string       `json:"duration"`
+	Warmup      string       `json:"warmup"`
+	Rows        []peerRow    `json:"rows"`
+	Samples     []peerSample `json:"samples"`
+}
+
+// peerSample is one measurement: a shape on one side at one connection count, one round.
+// Latencies are in milliseconds.
+type peerSample struct {
+	Shape       string  `json:"shape"`
+	Side        string  `json:"side"` // server or peer
+	Connections int     `json:"connections"`
+	Round       int     `json:"round"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	FirstError  string  `json:"firstError,omitempty"`
+	PerSecond   float64 `json:"perSecond"`
+	P50         float64 `json:"p50Ms"`
+	P95         float64 `json:"p95Ms"`
+}
+
+// peerFigures are the medians over the rounds of one side at one connection count.
+type peerFigures struct {
+	Rounds    int     `json:"rounds"`
+	Errors    int     `json:"errors"`
+	PerSecond float64 `json:"perSecond"`
+	P50       float64 `json:"p50Ms"`
+	P95       float64 `json:"p95Ms"`
+}
+
+// peerCell is one shape at one connection count, both sides, and the server's figures
+// over the peer's.
+type peerCell struct {
+	Connections  int          `json:"connections"`
+	Server       *peerFigures `json:"server,omitempty"`
+	Peer         *peerFigures `json:"peer,omitempty"`
+	P50Ratio     float64      `json:"p50Ratio,omitempty"`     // server p50 / peer p50: under 1, the server is faster
+	PerSecRatio  float64      `json:"perSecRatio,omitempty"`  // server req/s / peer req/s: over 1, the server is faster
+	ServerSameAs string       `json:"serverSameAs,omitempty"` // the shape whose server figures these are
+}
+
+// peerRow is one shape of the table.
+type peerRow struct {
+	Shape string     `json:"shape"`
+	About string     `json:"about"`
+	Cells []peerCell `json:"cells"`
+}
+
+// peerRows combines the samples into the medians of each shape, side and connection
+// count, in the order of shapes and connections. A shape without a server side takes
+// the server figures of the shape it names.
+func peerRows(shapes []string, connections []int, samples []peerSample) []peerRow {
+	figures := func(shape, side string, conns int) *peerFigures {
+		var p50, p95, rps []float64
+		errs := 0
+		for _, s := range samples {
+			if s.Shape != shape || s.Side != side || s.Connections != conns {
+				continue
+			}
+			errs += s.Errors
+			if s.Requests > s.Errors {
+				p50, p95, rps = append(p50, s.P50), append(p95, s.P95), append(rps, s.PerSecond)
+			}
+		}
+		if len(p50) == 0 && errs == 0 {
+			return nil
+		}
+		return &peerFigures{Rounds: len(p50), Errors: errs, P50: median(p50), P95: median(p95), PerSecond: median(rps)}
+	}
+	var out []peerRow
+	for _, name := range shapes {
+		shape := peerShapeByName(name)
+		row := peerRow{Shape: name, About: shape.about}
+		for _, conns := range connections {
+			cell := peerCell{Connections: conns, Peer: figures(name, "peer", conns)}
+			serverShape := name
+			if shape.server == nil {
+				serverShape, cell.ServerSameAs = shape.serverAs, shape.serverAs
+			}
+			cell.Server = figures(serverShape, "server", conns)
+			if cell.Server != nil && cell.Peer != nil {
+				cell.P50Ratio = ratio(cell.Server.P50, cell.Peer.P50)
+				cell.PerSecRatio = ratio(cell.Server.PerSecond, cell.Peer.PerSecond)
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+func ratio(a, b float64) float64 {
+	if a <= 0 || b <= 0 {
+		return 0
+	}
+	return round2(a / b)
+}
+
+// label names a shape as the table does, with the depth where the shape has one.
+func (r *peerReport) label(row peerRow) string {
+	return strings.ReplaceAll(row.About, "DEPTH", groupThousands(r.Depth))
+}
+
+// writeTable prints the summary (p50 at the fewest connections, requests/s at the most)
+// and then every connection count in full.
+func (r *peerReport) writeTable(w io.Writer) {
+	lo, hi := r.Connections[0], r.Connections[len(r.Connections)-1]
+	fmt.Fprintf(w, "\nmedian of %d round(s), %s each after %s warmup; ratio = server / peer\n\n", r.Rounds, r.Duration, r.Warmup)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "shape\tserver p50 @%d\tpeer p50 @%d\tratio\tserver req/s @%d\tpeer req/s @%d\tratio\t\n", lo, lo, hi, hi)
+	for _, row := range r.Rows {
+		a, b := row.Cells[0], row.Cells[len(row.Cells)-1]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.label(row),
+			fmtP50(a.Server), fmtP50(a.Peer), fmtRatio(a.P50Ratio),
+			fmtRate(b.Server), fmtRate(b.Peer), fmtRatio(b.PerSecRatio))
+	}
+	_ = tw.Flush()
+	for i, conns := range r.Connections {
+		fmt.Fprintf(w, "\n%d connection(s)\n", conns)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "shape\tserver p50\tp95\treq/s\terrors\tpeer p50\tp95\treq/s\terrors\t")
+		for _, row := range r.Rows {
+			c := row.Cells[i]
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.label(row), fmtFigures(c.Server), fmtFigures(c.Peer))
+		}
+		_ = tw.Flush()
+	}
+	for _, s := range r.Samples {
+		if s.FirstError != "" {
+			fmt.Fprintf(w, "first error of %s on the %s (%d conn, round %d): %s\n", s.Shape, s.Side, s.Connections, s.Round, clipText(s.FirstError, 300))
+		}
+	}
+}
+
+func fmtP50(f *peerFigures) string {
+	if f == nil || f.Rounds == 0 {
+		return "-"
+	}
+	return fmtMS(f.P50)
+}
+
+func fmtRate(f *peerFigures) string {
+	if f == nil || f.Rounds == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f", f.PerSecond)
+}
+
+func fmtFigures(f *peerFigures) string {
+	if f == nil {
+		return "-\t-\t-\t-\t"
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%d\t", fmtP50(f), fmtMS(f.P95), fmtRate(f), f.Errors)
+}
+
+// groupThousands writes n with thousands separated by commas: 500000 -> 500,000.
+func groupThousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + groupThousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
