@@ -5,15 +5,12 @@ package inbox
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
 	"strings"
-	"time"
+
+	"messages/graph/webasset"
 )
 
 // AssetPath is where the handler serves the page's script and styles; mount the handler
@@ -40,10 +37,10 @@ type Options struct {
 	Limit int
 }
 
-//go:embed page.html inbox.js inbox.css assets/graphql-ws.min.js
+//go:embed page.html inbox.js inbox.css
 var files embed.FS
 
-var page = template.Must(template.New("page.html").Funcs(template.FuncMap{"asset": assetURL}).ParseFS(files, "page.html"))
+var page = template.Must(template.New("page.html").Funcs(template.FuncMap{"asset": assets.URL}).ParseFS(files, "page.html"))
 
 // pageConfig is what inbox.js reads from the page's JSON data block.
 type pageConfig struct {
@@ -83,7 +80,7 @@ func Handler(o Options) http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, AssetPath) {
-			serveAsset(w, r, strings.TrimPrefix(r.URL.Path, AssetPath))
+			assets.Serve(w, r, strings.TrimPrefix(r.URL.Path, AssetPath))
 			return
 		}
 		h := w.Header()
@@ -102,52 +99,7 @@ func Handler(o Options) http.Handler {
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// asset is one embedded file, read once.
-type asset struct {
-	body        []byte
-	contentType string
-	hash        string // of body: part of its URL, so a new version is a new URL
-}
-
-var assets = loadAssets()
-
-// loadAssets reads every embedded script and style; inbox.js and inbox.css sit beside
-// page.html because they are this package's own code, not vendored files.
-func loadAssets() map[string]asset {
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-	m := map[string]asset{}
-	for _, name := range []string{"inbox.js", "inbox.css", "assets/graphql-ws.min.js"} {
-		b, err := fs.ReadFile(files, name)
-		if err != nil {
-			panic("inbox: " + err.Error())
-		}
-		sum := sha256.Sum256(b)
-		m[path.Base(name)] = asset{body: b, contentType: types[path.Ext(name)], hash: hex.EncodeToString(sum[:8])}
-	}
-	return m
-}
-
-// assetURL is the versioned URL of an embedded file, for the page's template.
-func assetURL(name string) (string, error) {
-	a, ok := assets[name]
-	if !ok {
-		return "", fs.ErrNotExist
-	}
-	return AssetPath + name + "?v=" + a.hash, nil
-}
-
-// serveAsset writes one embedded file; its URL changes with its content, so it may be
-// cached for a year.
-func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a, ok := assets[name]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("ETag", `"`+a.hash+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-}
+// asset is one embedded // assets are the page's scripts and styles; inbox.js and inbox.css sit beside page.html
+// because they are this package's own code.
+var assets = webasset.NewSet(AssetPath,
+	webasset.File{FS: files, Path: "inbox.js"}, webasset.File{FS: files, Path: "inbox.css"}, webasset.GraphQLWS)

@@ -67,7 +67,7 @@ func TestPageEmbedsConfig(t *testing.T) {
 func TestAssetsServedImmutable(t *testing.T) {
 	for _, name := range []string{"inbox.js", "inbox.css", "graphql-ws.min.js"} {
 		t.Run(name, func(t *testing.T) {
-			u, err := assetURL(name)
+			u, err := assets.URL(name)
 			if err != nil {
 				t.Fatal(err)
 			}

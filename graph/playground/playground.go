@@ -4,16 +4,13 @@ package playground
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"html/template"
-	"io/fs"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
-	"time"
+
+	"messages/graph/webasset"
 )
 
 // AssetPath is where the handler serves the page's scripts and styles; mount the handler
@@ -54,7 +51,7 @@ type Options struct {
 //go:embed page.html start.js assets/*.js assets/*.css
 var files embed.FS
 
-var page = template.Must(template.New("page.html").Funcs(template.FuncMap{"asset": assetURL}).ParseFS(files, "page.html"))
+var page = template.Must(template.New("page.html").Funcs(template.FuncMap{"asset": assets.URL}).ParseFS(files, "page.html"))
 
 // pageConfig is what start.js reads from the page's JSON data block.
 type pageConfig struct {
@@ -90,7 +87,7 @@ func Handler(o Options) http.Handler {
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, AssetPath) {
-			serveAsset(w, r, strings.TrimPrefix(r.URL.Path, AssetPath))
+			assets.Serve(w, r, strings.TrimPrefix(r.URL.Path, AssetPath))
 			return
 		}
 		h := w.Header()
@@ -124,53 +121,9 @@ func contentSecurityPolicy(endpoint string) string {
 		"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 }
 
-// asset is one embedded file, read once.
-type asset struct {
-	body        []byte
-	contentType string
-	hash        string // of body: part of its URL, so a new version is a new URL
-}
-
-var assets = loadAssets()
-
-// loadAssets reads every embedded script and style; start.js sits beside page.html
-// because it is this package's own code, not a vendored file.
-func loadAssets() map[string]asset {
-	types := map[string]string{".js": "text/javascript; charset=utf-8", ".css": "text/css; charset=utf-8"}
-	m := map[string]asset{}
-	for _, name := range []string{"start.js", "assets/graphiql.min.js", "assets/graphiql.min.css",
-		"assets/react.production.min.js", "assets/react-dom.production.min.js", "assets/graphql-ws.min.js"} {
-		b, err := fs.ReadFile(files, name)
-		if err != nil {
-			panic("playground: " + err.Error())
-		}
-		sum := sha256.Sum256(b)
-		m[path.Base(name)] = asset{body: b, contentType: types[path.Ext(name)], hash: hex.EncodeToString(sum[:8])}
-	}
-	return m
-}
-
-// assetURL is the versioned URL of an embedded file, for the page's template.
-func assetURL(name string) (string, error) {
-	a, ok := assets[name]
-	if !ok {
-		return "", fs.ErrNotExist
-	}
-	return AssetPath + name + "?v=" + a.hash, nil
-}
-
-// serveAsset writes one embedded file; its URL changes with its content, so it may be
-// cached for a year.
-func serveAsset(w http.ResponseWriter, r *http.Request, name string) {
-	a, ok := assets[name]
-	if !ok {
-		http.NotFound(w, r)
-		return
-	}
-	h := w.Header()
-	h.Set("Content-Type", a.contentType)
-	h.Set("Cache-Control", "public, max-age=31536000, immutable")
-	h.Set("ETag", `"`+a.hash+`"`)
-	h.Set("X-Content-Type-Options", "nosniff")
-	http.ServeContent(w, r, name, time.Time{}, bytes.NewReader(a.body))
-}
+// assets are the page's scripts and styles; start.js sits beside page.html because it is
+// this package's own code, not a vendored file.
+var assets = webasset.NewSet(AssetPath,
+	webasset.File{FS: files, Path: "start.js"}, webasset.File{FS: files, Path: "assets/graphiql.min.js"},
+	webasset.File{FS: files, Path: "assets/graphiql.min.css"}, webasset.File{FS: files, Path: "assets/react.production.min.js"},
+	webasset.File{FS: files, Path: "assets/react-dom.production.min.js"}, webasset.GraphQLWS)

@@ -143,7 +143,7 @@ func TestAssets(t *testing.T) {
 			if got := res.Header.Get("Cache-Control"); !strings.Contains(got, "max-age=31536000") {
 				t.Errorf("Cache-Control %q, want a long max-age", got)
 			}
-			if want := string(assets[tt.path].body); b != want || len(b) == 0 {
+			if want, _ := assets.Body(tt.path); b != string(want) || len(b) == 0 {
 				t.Errorf("body: %d bytes, want the embedded %d", len(b), len(want))
 			}
 		})

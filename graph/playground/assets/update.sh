@@ -6,7 +6,6 @@ set -eu
 
 GRAPHIQL=3.8.3
 REACT=18.3.1
-GRAPHQL_WS=6.4.2
 
 here=$(cd "$(dirname "$0")" && pwd)
 scratch=$(mktemp -d)
@@ -16,18 +15,15 @@ cd "$scratch"
 npm init -y >/dev/null
 # --ignore-scripts: nothing from the packages runs here; only files are copied out.
 npm install --no-audit --no-fund --ignore-scripts --save-exact \
-	"graphiql@$GRAPHIQL" "react@$REACT" "react-dom@$REACT" "graphql-ws@$GRAPHQL_WS" >/dev/null
+	"graphiql@$GRAPHIQL" "react@$REACT" "react-dom@$REACT" >/dev/null
 
 cp node_modules/graphiql/graphiql.min.js \
 	node_modules/graphiql/graphiql.min.css \
 	node_modules/react/umd/react.production.min.js \
 	node_modules/react-dom/umd/react-dom.production.min.js \
-	node_modules/graphql-ws/umd/graphql-ws.min.js \
 	"$here/"
 cp node_modules/graphiql/LICENSE "$here/LICENSE.graphiql"
 cp node_modules/react/LICENSE "$here/LICENSE.react" # react-dom ships the same text
-cp node_modules/graphql-ws/LICENSE.md "$here/LICENSE.graphql-ws"
 
 cd "$here"
-sha256sum graphiql.min.js graphiql.min.css react.production.min.js react-dom.production.min.js \
-	graphql-ws.min.js
+sha256sum graphiql.min.js graphiql.min.css react.production.min.js react-dom.production.min.js

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Re-fetches the live inbox's vendored file from npm at the pinned version and copies it
+# Re-fetches the development pages' shared vendored file from npm at the pinned version and copies it
 # here unchanged, so the embedded asset can be rebuilt and checked byte for byte.
 # Needs npm and network access; change the version below and in VERSIONS together.
 set -eu
