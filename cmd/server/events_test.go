@@ -117,22 +117,6 @@ func markVia(t *testing.T, base, key string, subscriberID, messageID, status str
 	}
 }
 
-// insertRaw writes a message row with plain SQL, as the platform's own workers do: no
-// code of this server runs.
-func insertRaw(t *testing.T, s *models.Store, env *models.Environment, subscriberInternalID string) string {
-	t.Helper()
-	id := models.NewID(time.Now())
-	err := s.DB().Exec(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
-		transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content)
-		VALUES (?, ?, ?, ?, ?, 'raw-txn', 'Raw', 'in_app', '', '', '', 'Inserted by another writer',
-		'{"type":"redirect","action":{"status":"pending","buttons":[{"type":"primary","content":"OK"}]}}', '', '[]')`,
-		id, env.ID, env.OrganizationID, subscriberInternalID, time.Now().UTC()).Error
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
-
 func TestMessageEvents(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
@@ -156,7 +140,7 @@ func TestMessageEvents(t *testing.T) {
 			if e := readEvent(t, all, 5*time.Second); e.ID != w.bobs.ID {
 				t.Fatalf("environment stream: %+v", e)
 			}
-			raw := insertRaw(t, w.store, w.env, alice)
+			raw := dbtest.RawMessage(t, w.store.DB(), w.env, alice, nil)
 			got = readEvent(t, aliceEvents, 5*time.Second)
 			if got.ID != raw || got.Kind != "created" {
 				t.Fatalf("raw insert event (bob's mark must not reach alice): %+v", got)

@@ -55,34 +55,10 @@ func (w *world) subscribe(t *testing.T, subscriberID *string, from *changefeed.R
 	return s
 }
 
-// insertRaw writes a message row with plain SQL, as another program would; stamp, when
-// set, is written as its changed_at (a row whose transaction committed late).
+// insertRaw writes a message row with plain SQL, as another program would.
 func (w *world) insertRaw(t *testing.T, sub *models.Subscriber, stamp *time.Time) string {
 	t.Helper()
-	return w.insertRawWith(t, w.store.DB(), sub, stamp)
-}
-
-// insertRawWith inserts through db (a transaction of the test's).
-func (w *world) insertRawWith(t *testing.T, db *gorm.DB, sub *models.Subscriber, stamp *time.Time) string {
-	t.Helper()
-	id := models.NewID(time.Now())
-	cols, vals := "", ""
-	args := []any{id, w.tn.Env.ID, w.tn.Env.OrganizationID, sub.ID, time.Now().UTC()}
-	if stamp != nil {
-		cols, vals = ", inserted_at, changed_at", ", ?, ?"
-		v := any(stamp.UTC())
-		if w.store.Dialect() == models.DialectSQLite {
-			v = stamp.UTC().Format("2006-01-02 15:04:05.000")
-		}
-		args = append(args, v, v)
-	}
-	err := db.Exec(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
-		transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content`+cols+`)
-		VALUES (?, ?, ?, ?, ?, 'raw', 'Raw', 'in_app', '', '', '', 'Raw', '{}', '', '[]'`+vals+`)`, args...).Error
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return dbtest.RawMessage(t, w.store.DB(), w.tn.Env, sub.ID, stamp)
 }
 
 func (w *world) mark(t *testing.T, sub *models.Subscriber, id string, status models.MessageActionStatus) {
@@ -186,7 +162,7 @@ func TestFeedHoldCoversLongTransactions(t *testing.T) {
 		// The feed reads holds every few polls.
 		time.Sleep(200 * time.Millisecond)
 		err = s.DB().Transaction(func(tx *gorm.DB) error {
-			id := w.insertRawWith(t, tx, w.bob, nil)
+			id := dbtest.RawMessage(t, tx, w.tn.Env, w.bob.ID, nil)
 			if err := tx.Exec("UPDATE messages SET subject = 'late' WHERE id = ?", id).Error; err != nil {
 				return err
 			}
@@ -287,7 +263,7 @@ func TestFeedBurstBeyondBuffer(t *testing.T) {
 		want := map[string]bool{}
 		err := s.DB().Transaction(func(tx *gorm.DB) error {
 			for range 150 {
-				want[w.insertRawWith(t, tx, w.bob, nil)] = true
+				want[dbtest.RawMessage(t, tx, w.tn.Env, w.bob.ID, nil)] = true
 			}
 			return nil
 		})

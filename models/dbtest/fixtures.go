@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"gorm.io/gorm"
+
 	"messages/models"
 )
 
@@ -110,4 +112,31 @@ func (tn *Tenant) Message(t testing.TB, sub *models.Subscriber, tpl *models.Temp
 		t.Fatal(err)
 	}
 	return m
+}
+
+// RawMessage inserts a message row of subscriberInternalID with plain SQL through db (the
+// store's handle, or a transaction of the test's), as the platform's own workers do: no
+// code of the store runs, so the row is stamped by the database alone. stamp, when set,
+// is written as the row's change stamps (a row whose transaction committed late).
+func RawMessage(t testing.TB, db *gorm.DB, env *models.Environment, subscriberInternalID string, stamp *time.Time) string {
+	t.Helper()
+	id := models.NewID(time.Now())
+	cols, vals := "", ""
+	args := []any{id, env.ID, env.OrganizationID, subscriberInternalID, time.Now().UTC()}
+	if stamp != nil {
+		cols, vals = ", inserted_at, changed_at", ", ?, ?"
+		v := any(stamp.UTC())
+		if db.Dialector.Name() == "sqlite" {
+			v = stamp.UTC().Format("2006-01-02 15:04:05.000") // the triggers' layout
+		}
+		args = append(args, v, v)
+	}
+	err := db.Exec(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+		transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content`+cols+`)
+		VALUES (?, ?, ?, ?, ?, 'raw-txn', 'Raw', 'in_app', '', '', '', 'Inserted by another writer',
+		'{"type":"redirect","action":{"status":"pending","buttons":[{"type":"primary","content":"OK"}]}}', '', '[]'`+vals+`)`, args...).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }
