@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"sync"
@@ -64,7 +65,14 @@ func countKey(environmentID string, f ListFilter) string {
 
 // countMessages returns how many messages q matches, reusing a count of the same
 // environment and filter younger than s.CountTTL (0: always counts).
-func (s *Store) countMessages(ctx context.Context, environmentID string, f ListFilter, q *gorm.DB) (int, error) {
+func (s *Store) countMessages(ctx context.Context, environmentID string, f ListFilter) (int, error) {
+	q, err := s.filtered(ctx, environmentID, f)
+	if errors.Is(err, errNoMatch) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
 	if s.CountTTL <= 0 {
 		var n int64
 		err := q.Session(&gorm.Session{}).Count(&n).Error

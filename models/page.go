@@ -71,7 +71,7 @@ func (s *Store) page(ctx context.Context, environmentID string, f ListFilter, w 
 			// The page reached the end of a list read from its start, so the count is
 			// known without a query.
 			page.TotalCount = w.Offset + len(list)
-		} else if page.TotalCount, err = s.countMessages(ctx, environmentID, f, q); err != nil {
+		} else if page.TotalCount, err = s.countMessages(ctx, environmentID, f); err != nil {
 			return nil, err
 		}
 	}
