@@ -3,6 +3,9 @@ package models
 import (
 	"bytes"
 	"encoding/json"
+	"runtime"
+	"sync"
+	"weak"
 )
 
 // The /v1 wire form of the records, in one place.
@@ -275,3 +278,31 @@ func marshalWire(v any) ([]byte, error) {
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
+
+// WireJSON returns MarshalJSON's bytes for t, encoding t only once for as long as t
+// lives: the store hands every message of a template version the same read-only
+// *Template, so /v1 pages encode each template once, not once per message. t must not
+// change after its first call (the store's templates never do), and the bytes returned
+// are shared: callers must not modify them.
+func (t *Template) WireJSON() ([]byte, error) {
+	key := weak.Make(t)
+	if b, ok := templateWire.Load(key); ok {
+		return b.([]byte), nil
+	}
+	b, err := t.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	if stored, loaded := templateWire.LoadOrStore(key, b); loaded {
+		return stored.([]byte), nil
+	}
+	runtime.AddCleanup(t, templateWire.Delete, any(key))
+	return b, nil
+}
+
+// templateWire holds WireJSON's encodings by template identity. It lives beside
+// Template rather than in a field of it: a field would be copied with every Template
+// value (and its memo with it), and go-cmp refuses structs with unexported fields. The
+// keys are weak and an entry is deleted when its template is collected, so the memo
+// keeps nothing alive the store has let go.
+var templateWire sync.Map // weak.Pointer[Template] -> []byte

@@ -1,6 +1,7 @@
 package rest
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"sort"
@@ -28,7 +29,16 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, page)
+	if err := writePage(w, page); err != nil {
+		var re *recordError
+		if errors.As(err, &re) {
+			// The status has gone out: cut the response short, so that no client takes
+			// the part written for a whole page.
+			s.resolver.Logger.ErrorContext(r.Context(), "page cut short", "method", r.Method, "path", r.URL.Path, "error", err)
+			panic(http.ErrAbortHandler)
+		}
+		// Otherwise the client went away; there is no one to tell.
+	}
 }
 
 // listQuery holds GET /v1/messages's query values in the resolver's argument types.
