@@ -51,6 +51,7 @@ type scenarioDef struct {
 var scenarios = []scenarioDef{
 	{name: "rest-first-page", about: "GET /v1/messages (first page, with totalCount)", build: restFirstPage, want: http.StatusOK,
 		floor: floorFirstPage, floorNoCount: floorFirstPageNoCount},
+	{name: "rest-page-1000", about: "GET /v1/messages?limit=1000 (first page of 1,000, with totalCount: about 4 MB)", build: restPage1000, want: http.StatusOK},
 	{name: "rest-inbox-page", about: "GET /v1/messages?subscriberId= (a busy subscriber's first page)", build: restInboxPage, want: http.StatusOK,
 		floor: floorInboxPage, floorNoCount: floorInboxPageNoCount, needs: needInbox},
 	{name: "rest-deep-page", about: "GET /v1/messages?page=DEEP", build: restDeepPage, want: http.StatusOK,
@@ -148,6 +149,12 @@ func (t *target) post(ctx context.Context, u string, body []byte) (*http.Request
 
 func restFirstPage(ctx context.Context, t *target, _ int64) (*http.Request, error) {
 	return t.get(ctx, t.listURL(url.Values{"limit": {strconv.Itoa(t.pageSize)}}))
+}
+
+// restPage1000 is the largest page /v1 serves, whatever --page-size says: the encoding's
+// cost and memory at their most.
+func restPage1000(ctx context.Context, t *target, _ int64) (*http.Request, error) {
+	return t.get(ctx, t.listURL(url.Values{"limit": {"1000"}}))
 }
 
 func restInboxPage(ctx context.Context, t *target, _ int64) (*http.Request, error) {

@@ -88,6 +88,8 @@ func (f *fakeServer) list(w http.ResponseWriter, r *http.Request) {
 	}
 	kind := "first"
 	switch {
+	case limit == 1000 && len(q) == 1:
+		kind = "page-1000"
 	case q.Has("subscriberId"):
 		if q.Get("subscriberId") != testSubscriber {
 			f.fail(w, "subscriberId %q", q.Get("subscriberId"))
@@ -231,7 +233,7 @@ func TestScenarioRequestsAreWellFormed(t *testing.T) {
 		})
 	}
 	want := map[string]int{
-		"rest-first": 2, "rest-inbox": 2, "rest-deep": 2, "rest-transactions": 2,
+		"rest-first": 2, "rest-page-1000": 2, "rest-inbox": 2, "rest-deep": 2, "rest-transactions": 2,
 		"graphql-first": 2, "graphql-count": 2, "graphql-cursor:cursor-5": 2, "graphql-cursor:cursor-500": 2,
 		"mark-done": 1, "mark-pending": 1,
 	}
