@@ -29,7 +29,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 	root := &cli.Command{
 		Name:            "loadtest",
 		Usage:           "run named scenarios against a message server on loopback, with their raw floors",
-		UsageText:       "loadtest --api-key KEY [options]\nloadtest median [options] run1.json run2.json ...",
+		UsageText:       "loadtest --api-key KEY [options]\nloadtest median [options] run1.json run2.json ...\nloadtest walk --api-key KEY [options]",
 		Description:     description,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -66,7 +66,8 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 			}
 			return action(ctx, c)
 		},
-		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr)},
+		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr),
+			walkCommand(getenv, stdout, stderr)},
 	}
 	for _, cmd := range append([]*cli.Command{root}, root.Commands...) {
 		cmd.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {

@@ -8,6 +8,8 @@
 //	    [--concurrency 8] [--scenarios a,b] [--json out.json] [--database-url mysql://...]
 //	    [--server-pid PID] [--baseline before.json]
 //	go run ./cmd/loadtest median [--json out.json] [--baseline before.json] run1.json run2.json ...
+//	go run ./cmd/loadtest walk --api-key KEY [--limit 100] [--max-pages 20000] [--timeout 10m]
+//	    [--server-pid PID] [--json walk.json]
 //
 // It refuses any address that is not loopback. Exit codes: 0 success, 1 failure, 2 bad usage.
 package main
