@@ -1,116 +1,58 @@
 package models
 
-import (
-	"context"
-	"errors"
-	"slices"
-	"strings"
-	"sync"
-	"time"
+import "context"
 
-	"golang.org/x/sync/singleflight"
-	"gorm.io/gorm"
+// MessageCounter is one row of message_counts: how many messages of an environment one
+// shard has counted, for one subscriber (internal id) and one channel, the empty string
+// meaning any. Triggers on messages keep the rows in the writing transaction (migration
+// 00006), so a count is exact the moment a write commits, whoever wrote it.
+type MessageCounter struct {
+	EnvironmentID string `gorm:"primaryKey"`
+	SubscriberID  string `gorm:"primaryKey"`
+	Channel       string `gorm:"primaryKey"`
+	Shard         int    `gorm:"primaryKey;autoIncrement:false"`
+	N             int64
+}
+
+// TableName is the table the counters live in.
+func (MessageCounter) TableName() string { return "message_counts" }
+
+// countSQL sums the shards of one counter: at most 16 rows of the primary key (one per
+// shard on MySQL, one on SQLite), however many messages there are. The subscriber's
+// internal id is looked up in the same statement; an unknown subscriber matches no row,
+// so it counts 0, never everyone.
+const countSQL = `SELECT COALESCE(SUM(n), 0) FROM message_counts
+WHERE environment_id = ? AND channel = ? AND subscriber_id = `
+
+const (
+	anySubscriber = "''"
+	oneSubscriber = "(SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)"
 )
 
-// DefaultCountTTL is how long a list's totalCount may be reused. Counting a million
-// messages of one environment takes around a second on a small MySQL server, on every
-// list call; reusing the count for a few seconds makes that once per TTL per filter.
-const DefaultCountTTL = 5 * time.Second
-
-// maxCountEntries bounds the cache; past it, the cache starts over.
-const maxCountEntries = 10_000
-
-// countQueryTimeout bounds one shared count query, which runs detached from the request
-// that happened to start it so that request's cancellation does not fail the others.
-const countQueryTimeout = 30 * time.Second
-
-// countCache holds recent totalCounts per environment and filter. Concurrent requests for
-// the same count share one query (single flight).
-//
-// Consistency: a count is exact when computed and at most TTL old when reused, so it may
-// miss messages created in the last TTL; pages themselves are always read fresh, and a
-// page that reaches the end of the list derives its count exactly without a query.
-type countCache struct {
-	mu      sync.Mutex
-	entries map[string]countEntry
-	group   singleflight.Group
-}
-
-type countEntry struct {
-	n  int64
-	at time.Time
-}
-
-// countKey identifies a filter within an environment.
-func countKey(environmentID string, f ListFilter) string {
-	var b strings.Builder
-	b.WriteString(environmentID)
-	b.WriteByte(0)
-	if f.Channel != nil {
-		b.WriteString(string(*f.Channel))
-	}
-	b.WriteByte(0)
-	if f.SubscriberID != nil {
-		b.WriteString("s")
-		b.WriteString(*f.SubscriberID)
-	}
-	ids := slices.Clone(f.TransactionIDs)
-	slices.Sort(ids)
-	for _, id := range slices.Compact(ids) {
-		b.WriteByte(0)
-		b.WriteString(id)
-	}
-	return b.String()
-}
-
-// countMessages returns how many messages q matches, reusing a count of the same
-// environment and filter younger than s.CountTTL (0: always counts).
+// countMessages returns how many of an environment's messages f matches, exactly, in one
+// statement. Transaction ids have no counters: those messages are counted with COUNT,
+// which stays small as a filter holds at most MaxTransactionIDs ids.
 func (s *Store) countMessages(ctx context.Context, environmentID string, f ListFilter) (int, error) {
-	q, err := s.filtered(ctx, environmentID, f)
-	if errors.Is(err, errNoMatch) {
-		return 0, nil
-	}
-	if err != nil {
-		return 0, err
-	}
-	if s.CountTTL <= 0 {
-		var n int64
-		err := q.Session(&gorm.Session{}).Count(&n).Error
+	var n int64
+	if len(f.TransactionIDs) > 0 {
+		q := s.conn(ctx).Model(&Message{}).Where("environment_id = ? AND transaction_id IN ?", environmentID, f.TransactionIDs)
+		if f.SubscriberID != nil {
+			q = q.Where("subscriber_id = "+oneSubscriber, environmentID, *f.SubscriberID)
+		}
+		if f.Channel != nil {
+			q = q.Where("channel = ?", string(*f.Channel))
+		}
+		err := q.Count(&n).Error
 		return int(n), err
 	}
-	key := countKey(environmentID, f)
-	s.counts.mu.Lock()
-	e, ok := s.counts.entries[key]
-	s.counts.mu.Unlock()
-	if ok && s.Now().Sub(e.at) < s.CountTTL {
-		return int(e.n), nil
+	channel := ""
+	if f.Channel != nil {
+		channel = string(*f.Channel)
 	}
-	ch := s.counts.group.DoChan(key, func() (any, error) {
-		qctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), countQueryTimeout)
-		defer cancel()
-		var n int64
-		if err := q.Session(&gorm.Session{}).WithContext(qctx).Count(&n).Error; err != nil {
-			return nil, err
-		}
-		s.counts.put(key, countEntry{n: n, at: s.Now()})
-		return n, nil
-	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			return 0, res.Err
-		}
-		return int(res.Val.(int64)), nil
-	case <-ctx.Done():
-		return 0, ctx.Err()
+	query, args := countSQL+anySubscriber, []any{environmentID, channel}
+	if f.SubscriberID != nil {
+		query, args = countSQL+oneSubscriber, append(args, environmentID, *f.SubscriberID)
 	}
-}
-
-func (c *countCache) put(key string, e countEntry) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.entries == nil || len(c.entries) >= maxCountEntries {
-		c.entries = make(map[string]countEntry)
-	}
-	c.entries[key] = e
+	err := s.conn(ctx).Raw(query, args...).Scan(&n).Error
+	return int(n), err
 }

@@ -21,6 +21,7 @@ import (
 var mappedModels = []any{
 	&models.Environment{}, &models.APIKey{}, &models.Subscriber{},
 	&models.Template{}, &models.Message{}, &models.IdempotencyKey{}, &models.ChangeHold{},
+	&models.MessageCounter{},
 }
 
 // versionTable is goose's bookkeeping table, the one table no model maps.

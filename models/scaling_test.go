@@ -188,18 +188,21 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 				return nil
 			}},
 			{"count", func() error {
-				// A first page with more after it needs the count query, cached or not.
-				for _, ttl := range []time.Duration{0, time.Minute} {
-					s.CountTTL = ttl
-					p, err := s.ListMessages(ctx, env, models.ListFilter{}, page, models.ListOptions{Count: true})
-					if err == nil && p.TotalCount != len(msgs) {
-						t.Errorf("count = %d, want %d", p.TotalCount, len(msgs))
-					}
-					if err != nil {
+				// A first page with more after it needs the count query: the counter rows,
+				// or COUNT with transaction ids.
+				for _, f := range []models.ListFilter{
+					{}, {Channel: &channel}, {SubscriberID: &subscriber}, {SubscriberID: &subscriber, Channel: &channel},
+					{TransactionIDs: []string{msgs[0].TransactionID, msgs[1].TransactionID, msgs[2].TransactionID}},
+				} {
+					if _, err := s.ListMessages(ctx, env, f, page, models.ListOptions{Count: true}); err != nil {
 						return err
 					}
 				}
-				return nil
+				p, err := s.ListMessages(ctx, env, models.ListFilter{}, page, models.ListOptions{Count: true})
+				if err == nil && p.TotalCount != len(msgs) {
+					t.Errorf("count = %d, want %d", p.TotalCount, len(msgs))
+				}
+				return err
 			}},
 			{"mark", func() error {
 				// As /v1 marks with an Idempotency-Key: claim, mark, store the response, in
@@ -369,6 +372,7 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 		},
 		"idempotency_keys": {"PRIMARY unique (environment_id, idempotency_key)", "idempotency_keys_expires (expires_at)"},
 		"change_holds":     {"PRIMARY unique (id)", "change_holds_started (started_at)"},
+		"message_counts":   {"PRIMARY unique (environment_id, subscriber_id, channel, shard)"},
 	}
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		got := map[string][]string{}
@@ -446,31 +450,36 @@ func TestIdempotencyReplaysAcrossInstances(t *testing.T) {
 	}
 }
 
-// totalCount's cache is per instance: an instance that cached a count keeps it for
-// CountTTL, while another instance counts afresh.
-func TestCountCacheIsPerInstance(t *testing.T) {
+// totalCount lives in the database, kept in each write's transaction: two instances see
+// the same exact count at once, whichever of them (or neither) wrote.
+func TestCountsAreTheSameOnEveryInstance(t *testing.T) {
 	t.Parallel()
-	stores := instances(t, models.DialectSQLite, 2)
-	tn := dbtest.NewTenant(t, stores[0], "a")
-	sub, tpl := tn.Subscriber(t, "s"), tn.Template(t, "t")
-	for range 3 {
-		tn.Message(t, sub, tpl, nil)
-	}
-	count := func(s *models.Store) int {
-		t.Helper()
-		s.CountTTL = time.Minute
-		p, err := s.ListMessages(context.Background(), tn.Env.ID, models.ListFilter{}, models.Page{Size: 1}, models.ListOptions{Count: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return p.TotalCount
-	}
-	if got := count(stores[0]); got != 3 {
-		t.Fatalf("count = %d, want 3", got)
-	}
-	tn.Message(t, sub, tpl, nil)
-	if a, b := count(stores[0]), count(stores[1]); a != 3 || b != 4 {
-		t.Fatalf("after one more message: instance A counts %d (want its cached 3), instance B %d (want 4)", a, b)
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			t.Parallel()
+			stores := instances(t, dialect, 2)
+			tn := dbtest.NewTenant(t, stores[0], "a")
+			sub, tpl := tn.Subscriber(t, "s"), tn.Template(t, "t")
+			for range 3 {
+				tn.Message(t, sub, tpl, nil)
+			}
+			count := func(s *models.Store) int {
+				t.Helper()
+				p, err := s.ListMessages(context.Background(), tn.Env.ID, models.ListFilter{}, models.Page{Size: 1}, models.ListOptions{Count: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return p.TotalCount
+			}
+			if a, b := count(stores[0]), count(stores[1]); a != 3 || b != 3 {
+				t.Fatalf("instance A counts %d, instance B %d, want 3 both", a, b)
+			}
+			tn.Message(t, sub, tpl, nil)
+			dbtest.RawMessage(t, stores[1].DB(), tn.Env, sub.ID, nil)
+			if a, b := count(stores[0]), count(stores[1]); a != 5 || b != 5 {
+				t.Fatalf("right after two more messages: instance A counts %d, instance B %d, want 5 both", a, b)
+			}
+		})
 	}
 }
 

@@ -60,29 +60,29 @@ func TestMigrateCommands(t *testing.T) {
 			}
 
 			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
-				"4": "template_deleted_at_text pending", "5": "message_changes pending"}
+				"4": "template_deleted_at_text pending", "5": "message_changes pending", "6": "message_counts pending"}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
 
 			_, stderr := run(0, "migrate")
 			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
-				"applied 4 template_deleted_at_text", "applied 5 message_changes", "schema version 5, 0 pending"} {
+				"applied 4 template_deleted_at_text", "applied 5 message_changes", "applied 6 message_counts", "schema version 6, 0 pending"} {
 				if !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["5"] != "message_changes applied" || got["1"] != "initial applied" {
+			if got := status(); got["6"] != "message_counts applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 5 message_changes") || !strings.Contains(stderr, "schema version 4, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 6 message_counts") || !strings.Contains(stderr, "schema version 5, 1 pending") {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["5"] != "message_changes pending" || got["4"] != "template_deleted_at_text applied" {
+			if got := status(); got["6"] != "message_counts pending" || got["5"] != "message_changes applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 5 message_changes") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 6 message_counts") {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {
@@ -230,7 +230,7 @@ func TestHelpListsFlagsVariablesAndDefaults(t *testing.T) {
 	// The documented configuration (README's table) is all reachable from --help.
 	_, serveHelp, _ := runCLI(t, "", "serve", "--help")
 	for _, env := range []string{"DATABASE_URL", "APP_ENV", "DB_MAX_OPEN_CONNS", "ADDR", "GRAPHQL_INTROSPECTION",
-		"REQUEST_TIMEOUT", "RATE_LIMIT", "RATE_BURST", "REDIS_URL", "IDEMPOTENCY_TTL", "COUNT_CACHE_TTL"} {
+		"REQUEST_TIMEOUT", "RATE_LIMIT", "RATE_BURST", "REDIS_URL", "IDEMPOTENCY_TTL"} {
 		if !strings.Contains(serveHelp, "[$"+env+"]") {
 			t.Errorf("serve --help does not list %s", env)
 		}
@@ -315,7 +315,6 @@ func TestServeLogsConfiguration(t *testing.T) {
 	t.Setenv("APP_ENV", "production")
 	t.Setenv("RATE_BURST", "9")
 	t.Setenv("RATE_LIMIT", "")
-	t.Setenv("COUNT_CACHE_TTL", "")
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

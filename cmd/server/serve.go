@@ -34,7 +34,6 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: edge.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
 			&cli.IntFlag{Name: "rate-burst", Usage: "requests an environment may send at once (token bucket size)", Value: edge.DefaultRateBurst, Sources: cli.EnvVars("RATE_BURST")},
 			&cli.StringFlag{Name: "redis-url", Usage: "redis://host:6379/0 to share rate limits between instances (unset: in process)", Sources: cli.EnvVars("REDIS_URL")},
-			&cli.DurationFlag{Name: "count-cache-ttl", Usage: "how long a list's totalCount may be reused for the same environment and filter (0: count on every request)", Value: models.DefaultCountTTL, Sources: cli.EnvVars("COUNT_CACHE_TTL")},
 			&cli.StringFlag{Name: "cursor-secret", Usage: "secret that signs messagesConnection cursors; set the same value on every instance (unset: random per process, cursors die with it)", Sources: cli.EnvVars("CURSOR_SECRET")},
 			&cli.StringFlag{Name: "session-secret", Usage: "secret (at least 32 bytes) that signs subscriber session tokens; set the same value on every instance (unset: random per process, sessions die with it)", Sources: cli.EnvVars("SESSION_SECRET")},
 			&cli.StringFlag{Name: "session-secret-previous", Usage: "the secret session tokens were signed with before the current one: still accepted, so a rotation ends no session", Sources: cli.EnvVars("SESSION_SECRET_PREVIOUS")},
@@ -58,7 +57,6 @@ func (a *app) serveCommand() *cli.Command {
 			return a.serve(ctx, c, serveOptions{
 				addr:           cmd.String("addr"),
 				requestTimeout: cmd.Duration("request-timeout"),
-				countTTL:       cmd.Duration("count-cache-ttl"),
 				cursorSecret:   cmd.String("cursor-secret"),
 				rateLimit:      edge.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
 				sessionLimit:   edge.RateLimitOptions{Rate: cmd.Float("session-rate-limit"), Burst: cmd.Int("session-rate-burst"), RedisURL: cmd.String("redis-url")},
@@ -77,7 +75,6 @@ func (a *app) serveCommand() *cli.Command {
 type serveOptions struct {
 	addr           string
 	requestTimeout time.Duration
-	countTTL       time.Duration
 	cursorSecret   string
 	rateLimit      edge.RateLimitOptions
 	sessionLimit   edge.RateLimitOptions
@@ -161,7 +158,6 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return err
 	}
 	defer store.Close()
-	store.CountTTL = o.countTTL
 	store.Now = now
 
 	o.events.Logger = logger

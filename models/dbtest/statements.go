@@ -70,7 +70,8 @@ func CountStatements(list []Statement) StatementCounts {
 	var c StatementCounts
 	for _, st := range list {
 		c.All++
-		if strings.Contains(strings.ToLower(st.SQL), "count(") {
+		// A list's totalCount is a COUNT, or a sum of the counter rows (message_counts).
+		if sql := strings.ToLower(st.SQL); strings.Contains(sql, "count(") || strings.Contains(sql, "message_counts") {
 			c.Count++
 		}
 		switch st.Table {

@@ -68,7 +68,7 @@ export class Server {
 
     ({ proc: this.proc, baseURL: this.baseURL, logs: this.logs } = await serve(this.binary,
       ['--database-url', this.databaseURL, '--app-env', 'production'],
-      { serveArgs: ['--rate-limit', '100000', '--rate-burst', '100000', '--count-cache-ttl', '0'] }));
+      { serveArgs: ['--rate-limit', '100000', '--rate-burst', '100000'] }));
   }
 
   /** apiKey creates a key for an environment and returns it. */
