@@ -157,8 +157,9 @@ func (s *Store) SubscriberIDs(ctx context.Context, environmentID string, externa
 	return out, nil
 }
 
-// MessageCount counts an environment's messages exactly: unlike a list's totalCount it
-// never comes from the cache, so a writer can number what it adds after them.
+// MessageCount counts an environment's messages exactly, with COUNT over the rows, so a
+// writer can number what it adds after them; once, unlike a list's totalCount, which
+// reads the counter rows instead (count.go).
 func (s *Store) MessageCount(ctx context.Context, environmentID string) (int64, error) {
 	var n int64
 	err := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", environmentID).Count(&n).Error
