@@ -366,23 +366,23 @@ func TestMessagesConnectionStatements(t *testing.T) {
 			want  dbtest.StatementCounts
 		}{
 			{"connection200NoCountWithoutTotalCount", `{ messagesConnection(first: 2) { pageInfo { hasNextPage } edges { node { _id } } } }`,
-				dbtest.StatementCounts{All: 2}},
+				dbtest.StatementCounts{All: 1}},
 			{"connection200CountWithTotalCount", `{ messagesConnection(first: 2) { totalCount edges { node { _id } } } }`,
-				dbtest.StatementCounts{All: 3, Count: 1}},
+				dbtest.StatementCounts{All: 2, Count: 1}},
 			{"connection200CountWithAliasedTotalCount", `{ messagesConnection(first: 2) { n: totalCount } }`,
-				dbtest.StatementCounts{All: 3, Count: 1}},
+				dbtest.StatementCounts{All: 2, Count: 1}},
 			{"connection200NoCountWhenTheFirstPageIsAll", `{ messagesConnection(channel: push, first: 1000) { totalCount } }`,
-				dbtest.StatementCounts{All: 2}},
+				dbtest.StatementCounts{All: 1}},
 			{"connection200NoEmbeddedRecordsWhenNotSelected", `{ messagesConnection(first: 2) { edges { cursor node { _id _subscriberId _templateId } } } }`,
-				dbtest.StatementCounts{All: 2}},
+				dbtest.StatementCounts{All: 1}},
 			{"connection200OnlySubscribers", `{ messagesConnection(first: 2) { edges { node { subscriber { _id } } } } }`,
-				dbtest.StatementCounts{All: 3, Subscribers: 1}},
+				dbtest.StatementCounts{All: 1}},
 			{"connection200OnlyTemplates", `{ messagesConnection(first: 2) { edges { node { template { _id } } } } }`,
-				dbtest.StatementCounts{All: 3, Templates: 1}},
+				dbtest.StatementCounts{All: 2, Templates: 1}},
 			{"connection200EmbeddedThroughFragments", `{ messagesConnection(first: 2) { ...C } }
 				fragment C on MessageConnection { total: totalCount edges { ... on MessageEdge { node { ...M } } } }
 				fragment M on Message { subscriber { _id } ... on Message { template { name } } }`,
-				dbtest.StatementCounts{All: 5, Count: 1, Subscribers: 1, Templates: 1}},
+				dbtest.StatementCounts{All: 2, Count: 1}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -401,9 +401,9 @@ func TestMessagesConnectionStatements(t *testing.T) {
 			depth  int
 			max    int
 		}{
-			{"all", ``, 500, 5},
-			{"subscriber", `subscriberId: "` + subscriber + `", `, 500, 6},
-			{"channel", `channel: ` + busiest("channel") + `, `, 200, 5},
+			{"all", ``, 500, 2},
+			{"subscriber", `subscriberId: "` + subscriber + `", `, 500, 2},
+			{"channel", `channel: ` + busiest("channel") + `, `, 200, 2},
 		} {
 			t.Run("connection200DeepPageCostsTheFirstPage_"+fl.name, func(t *testing.T) {
 				query := `query($after: String) { messagesConnection(` + fl.filter + `first: 10, after: $after) {
@@ -420,13 +420,21 @@ func TestMessagesConnectionStatements(t *testing.T) {
 						t.Fatalf("after %v: %d edges, hasNextPage %v; the test needs a full page with more", after != nil,
 							len(got.MessagesConnection.Edges), got.MessagesConnection.PageInfo.HasNextPage)
 					}
-					costs = append(costs, dbtest.CountStatements(log.Take()))
+					// Templates come from the cache once read: a page reads those it has
+					// not seen yet, in one statement.
+					c := dbtest.CountStatements(log.Take())
+					if c.Templates > 1 {
+						t.Errorf("templates read in %d statements, want at most 1", c.Templates)
+					}
+					c.All -= c.Templates
+					c.Templates = 0
+					costs = append(costs, c)
 				}
 				if diff := cmp.Diff(costs[0], costs[1]); diff != "" {
 					t.Errorf("statements (-first page +page %d deep):\n%s", fl.depth, diff)
 				}
 				if costs[0].All > fl.max {
-					t.Errorf("a page costs %d statements, want at most %d", costs[0].All, fl.max)
+					t.Errorf("a page costs %d statements besides templates, want at most %d (the page and its count)", costs[0].All, fl.max)
 				}
 			})
 		}

@@ -100,8 +100,10 @@ func (s *Store) ListAPIKeys(ctx context.Context, environmentID string) ([]APIKey
 	return keys, q.Find(&keys).Error
 }
 
-// RevokeAPIKey stops a key from authenticating. Revoking a revoked key is a no-op.
+// RevokeAPIKey stops a key from authenticating: at once through this store, within
+// AuthTTL through other instances. Revoking a revoked key is a no-op.
 func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
+	defer s.auth.forgetKey(id)
 	res := s.conn(ctx).Model(&APIKey{}).Where("id = ? AND revoked_at IS NULL", id).
 		Update("revoked_at", s.Now().UTC())
 	if res.Error != nil {
@@ -120,8 +122,12 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
 }
 
 // Authenticate returns the caller a key belongs to, or an unauthorized error for an
-// unknown or revoked key.
+// unknown or revoked key. A key checked less than AuthTTL ago is not looked up again.
 func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
+	hash := HashAPIKey(key)
+	if c, ok := s.auth.get(authKey{hash: hash}, s.Now(), s.AuthTTL); ok {
+		return c, nil
+	}
 	var row struct {
 		ID             string
 		EnvironmentID  string
@@ -130,7 +136,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
 	err := s.conn(ctx).Table("api_keys").
 		Select("api_keys.id, api_keys.environment_id, environments.organization_id").
 		Joins("JOIN environments ON environments.id = api_keys.environment_id").
-		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", HashAPIKey(key)).
+		Where("api_keys.hash = ? AND api_keys.revoked_at IS NULL", hash).
 		Take(&row).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return Caller{}, Errorf(EUNAUTHORIZED, "API key is not valid")
@@ -138,13 +144,20 @@ func (s *Store) Authenticate(ctx context.Context, key string) (Caller, error) {
 	if err != nil {
 		return Caller{}, err
 	}
-	return Caller{KeyID: row.ID, EnvironmentID: row.EnvironmentID, OrganizationID: row.OrganizationID}, nil
+	c := Caller{KeyID: row.ID, EnvironmentID: row.EnvironmentID, OrganizationID: row.OrganizationID}
+	s.auth.put(authKey{hash: hash}, c, s.Now())
+	return c, nil
 }
 
 // SessionCaller returns the caller of a subscriber session issued by the API key keyID of
 // environmentID, or an unauthorized error when that key was revoked (or never existed):
 // revoking a key ends the sessions it issued.
 func (s *Store) SessionCaller(ctx context.Context, environmentID, keyID, subscriberID string) (Caller, error) {
+	k := authKey{environmentID: environmentID, keyID: keyID}
+	if c, ok := s.auth.get(k, s.Now(), s.AuthTTL); ok {
+		c.SubscriberID = subscriberID
+		return c, nil
+	}
 	var organizationID string
 	err := s.conn(ctx).Table("api_keys").
 		Select("environments.organization_id").
@@ -157,5 +170,8 @@ func (s *Store) SessionCaller(ctx context.Context, environmentID, keyID, subscri
 	if err != nil {
 		return Caller{}, err
 	}
-	return Caller{KeyID: keyID, EnvironmentID: environmentID, OrganizationID: organizationID, SubscriberID: subscriberID}, nil
+	c := Caller{KeyID: keyID, EnvironmentID: environmentID, OrganizationID: organizationID}
+	s.auth.put(k, c, s.Now())
+	c.SubscriberID = subscriberID
+	return c, nil
 }

@@ -31,8 +31,8 @@ type MessagesConnectionPage struct {
 // after the position after in the list order (from the start when after is nil). Its cost
 // does not depend on how deep after is: the page's ids come from a range scan of the
 // filter's (environment, ..., created_at, id) index starting at after, then the rows by
-// primary key. At most six queries: subscriber lookup, ids, rows, count, subscribers,
-// templates.
+// primary key, in one statement with the subscribers and template versions; a second
+// reads the count when asked, a third templates that changed.
 func (s *Store) MessagesAfter(ctx context.Context, environmentID string, f ListFilter, after *Keyset, first int, o ListOptions) (*MessagesConnectionPage, error) {
 	found, err := s.page(ctx, environmentID, f, window{After: after, Size: first}, o)
 	if err != nil {
@@ -51,13 +51,6 @@ func (s *Store) MessagesOldestFirst(ctx context.Context, environmentID string, a
 	if after != nil {
 		q = q.Where("(created_at > ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
 	}
-	var ids []string
-	if err := q.Order("created_at, id").Limit(limit).Pluck("id", &ids).Error; err != nil {
-		return nil, err
-	}
-	msgs, err := s.messagesByID(ctx, environmentID, ids)
-	if err != nil {
-		return nil, err
-	}
-	return msgs, s.embed(ctx, environmentID, msgs, true, true)
+	return s.readMessages(ctx, environmentID, q.Order("created_at, id").Limit(limit), "messages.created_at, messages.id",
+		embedded{Subscribers: true, Templates: true})
 }

@@ -34,6 +34,12 @@ type Store struct {
 	dialect string
 	// Now is the clock, GORM's NowFunc included; tests replace it for fixed timestamps.
 	Now func() time.Time
+	// AuthTTL is how long a checked credential is trusted without asking the database
+	// again (see authCache); 0 checks every request.
+	AuthTTL    time.Duration
+	auth       authCache
+	templates  templateCache
+	boundaries boundaryCache
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -57,7 +63,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 	}
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// Now fixes every timestamp.
-	s := &Store{dialect: dialect, Now: time.Now}
+	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), boundaries: newBoundaryCache()}
 	db, err := gorm.Open(dialector, &gorm.Config{
 		TranslateError: true,
 		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{

@@ -2,7 +2,6 @@ package models
 
 import (
 	"context"
-	"errors"
 
 	"gorm.io/gorm"
 )
@@ -51,33 +50,25 @@ type MessagesPage struct {
 }
 
 // ListMessages returns one page of an environment's messages, newest first with ties
-// broken by id descending, so paging is stable. It costs at most six queries whatever
-// the page size: subscriber lookup, page ids, rows, count, subscribers, templates.
+// broken by id descending, so paging is stable. Whatever the page size, it is one
+// statement for the page with its subscribers (readMessages), one more for totalCount
+// when asked and not known from the page, one more for templates that changed.
 func (s *Store) ListMessages(ctx context.Context, environmentID string, f ListFilter, p Page, o ListOptions) (*MessagesPage, error) {
-	found, err := s.page(ctx, environmentID, f, window{Offset: p.Number * p.Size, Size: p.Size}, o)
+	found, err := s.page(ctx, environmentID, f, window{Offset: p.Number * p.Size, Size: p.Size, Walk: true}, o)
 	if err != nil {
 		return nil, err
 	}
 	return &MessagesPage{TotalCount: found.TotalCount, HasMore: found.HasMore, Data: found.Messages, PageSize: p.Size, Page: p.Number}, nil
 }
 
-// errNoMatch says a filter can match nothing (an unknown subscriber), so no query is needed.
-var errNoMatch = errors.New("filter matches no message")
-
-// filtered returns a query on the environment's messages narrowed by f, or errNoMatch
-// when f names a subscriber the environment does not have: an unknown subscriber has no
-// messages, and must never fall back to everyone's.
-func (s *Store) filtered(ctx context.Context, environmentID string, f ListFilter) (*gorm.DB, error) {
+// filtered returns a query on the environment's messages narrowed by f. The subscriber
+// filter names the external id: the subquery finds the row id in the same statement (an
+// unknown subscriber matches no message, never everyone's), and both databases read it
+// as a constant that bounds the (environment, subscriber, ...) index range.
+func (s *Store) filtered(ctx context.Context, environmentID string, f ListFilter) *gorm.DB {
 	q := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", environmentID)
 	if f.SubscriberID != nil {
-		id, err := s.subscriberInternalID(ctx, environmentID, *f.SubscriberID)
-		if errors.Is(err, gorm.ErrRecordNotFound) {
-			return nil, errNoMatch
-		}
-		if err != nil {
-			return nil, err
-		}
-		q = q.Where("subscriber_id = ?", id)
+		q = q.Where(scopedToSubscriber, environmentID, *f.SubscriberID)
 	}
 	if f.Channel != nil {
 		q = q.Where("channel = ?", string(*f.Channel))
@@ -85,30 +76,7 @@ func (s *Store) filtered(ctx context.Context, environmentID string, f ListFilter
 	if len(f.TransactionIDs) > 0 {
 		q = q.Where("transaction_id IN ?", f.TransactionIDs)
 	}
-	return q, nil
-}
-
-// messagesByID loads rows by primary key and returns them in the order of ids.
-func (s *Store) messagesByID(ctx context.Context, environmentID string, ids []string) ([]*Message, error) {
-	out := make([]*Message, 0, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []*Message
-	if err := s.conn(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
-		return nil, err
-	}
-	byID := make(map[string]*Message, len(rows))
-	for _, m := range rows {
-		m.normalize()
-		byID[m.ID] = m
-	}
-	for _, id := range ids {
-		if m, ok := byID[id]; ok {
-			out = append(out, m)
-		}
-	}
-	return out, nil
+	return q
 }
 
 func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {
@@ -125,7 +93,8 @@ func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscri
 	return ids[0], nil
 }
 
-// embed attaches subscribers and templates to messages, one query for each kind.
+// embed attaches subscribers and templates to messages already read, one query for each
+// kind (pages read them with the messages instead: readMessages).
 func (s *Store) embed(ctx context.Context, environmentID string, msgs []*Message, subscribers, templates bool) error {
 	if len(msgs) == 0 {
 		return nil
@@ -150,14 +119,9 @@ func (s *Store) embed(ctx context.Context, environmentID string, msgs []*Message
 		if len(ids) == 0 {
 			return nil
 		}
-		var rows []*Template
-		if err := db.Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
+		byID, err := s.loadTemplates(ctx, environmentID, ids)
+		if err != nil {
 			return err
-		}
-		byID := make(map[string]*Template, len(rows))
-		for _, r := range rows {
-			r.normalize()
-			byID[r.ID] = r
 		}
 		for _, m := range msgs {
 			m.Template = byID[m.TemplateID]

@@ -432,8 +432,8 @@ func TestListMessagesQueryCount(t *testing.T) {
 			filter models.ListFilter
 			max    int
 		}{
-			{"unfiltered", models.ListFilter{}, 5},
-			{"subscriber", models.ListFilter{SubscriberID: &sub}, 6},
+			{"unfiltered", models.ListFilter{}, 2},
+			{"subscriber", models.ListFilter{SubscriberID: &sub}, 2},
 		} {
 			t.Run("list200SameStatementsForEverySize_"+filter.name, func(t *testing.T) {
 				var counts []dbtest.StatementCounts
@@ -448,7 +448,15 @@ func TestListMessagesQueryCount(t *testing.T) {
 							t.Fatalf("limit %d: message %s lacks its subscriber or template", size, m.ID)
 						}
 					}
-					counts = append(counts, dbtest.CountStatements(log.Take()))
+					// Templates come from the cache once read: a page reads those it has not
+					// seen yet, in one statement.
+					c := dbtest.CountStatements(log.Take())
+					if c.Templates > 1 {
+						t.Errorf("limit %d: templates read in %d statements, want at most 1", size, c.Templates)
+					}
+					c.All -= c.Templates
+					c.Templates = 0
+					counts = append(counts, c)
 				}
 				for i, size := range []int{10, 100} {
 					if diff := cmp.Diff(counts[0], counts[i+1]); diff != "" {
@@ -456,7 +464,7 @@ func TestListMessagesQueryCount(t *testing.T) {
 					}
 				}
 				if counts[0].All > filter.max {
-					t.Errorf("a page costs %d statements, want at most %d", counts[0].All, filter.max)
+					t.Errorf("a page costs %d statements besides templates, want at most %d (the page and its count)", counts[0].All, filter.max)
 				}
 			})
 		}
@@ -466,11 +474,13 @@ func TestListMessagesQueryCount(t *testing.T) {
 			options models.ListOptions
 			want    dbtest.StatementCounts
 		}{
-			{"list200CountsOnceWhenAsked", models.Everything, dbtest.StatementCounts{Count: 1, Subscribers: 1, Templates: 1}},
-			{"list200NoCountWhenNotAsked", models.ListOptions{Subscribers: true, Templates: true}, dbtest.StatementCounts{Count: 0, Subscribers: 1, Templates: 1}},
-			{"list200NoSubscribersWhenNotAsked", models.ListOptions{Count: true, Templates: true}, dbtest.StatementCounts{Count: 1, Subscribers: 0, Templates: 1}},
-			{"list200NoTemplatesWhenNotAsked", models.ListOptions{Count: true, Subscribers: true}, dbtest.StatementCounts{Count: 1, Subscribers: 1, Templates: 0}},
-			{"list200OnlyTheMessagesWhenNothingAsked", models.ListOptions{}, dbtest.StatementCounts{}},
+			// Subscribers and template versions come with the page's own statement; the
+			// templates themselves from the cache the pages above filled.
+			{"list200CountsOnceWhenAsked", models.Everything, dbtest.StatementCounts{All: 2, Count: 1}},
+			{"list200NoCountWhenNotAsked", models.ListOptions{Subscribers: true, Templates: true}, dbtest.StatementCounts{All: 1}},
+			{"list200NoSubscribersWhenNotAsked", models.ListOptions{Count: true, Templates: true}, dbtest.StatementCounts{All: 2, Count: 1}},
+			{"list200NoTemplatesWhenNotAsked", models.ListOptions{Count: true, Subscribers: true}, dbtest.StatementCounts{All: 2, Count: 1}},
+			{"list200OnlyTheMessagesWhenNothingAsked", models.ListOptions{}, dbtest.StatementCounts{All: 1}},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -478,7 +488,6 @@ func TestListMessagesQueryCount(t *testing.T) {
 				// Page 2 of 10 has more after it, so the total is not known without counting.
 				list(t, s, tn.Env.ID, models.ListFilter{}, models.Page{Number: 2, Size: 10}, tt.options)
 				got := dbtest.CountStatements(log.Take())
-				got.All = 0
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("statements (-want +got):\n%s", diff)
 				}

@@ -25,6 +25,10 @@ type Template struct {
 	NotificationGroup         *NotificationGroup `json:"notificationGroup,omitempty" gorm:"serializer:jsontext"`
 	Data                      JSON               `json:"data,omitempty"`
 	WorkflowIntegrationStatus JSON               `json:"workflowIntegrationStatus,omitempty"`
+
+	// ChangedAt is the row's version (migration 00007), stamped by the database whenever
+	// a value changes and never written here: the template cache is keyed by it.
+	ChangedAt Stamp `json:"-" gorm:"->"`
 }
 
 // PreferenceSettings says which channels a workflow delivers through by default.

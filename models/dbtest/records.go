@@ -73,7 +73,10 @@ var TimeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time
 
 // IgnoreStamps leaves out of a comparison the change stamps the database writes on every
 // message row (a fixture built in Go has none).
-var IgnoreStamps = cmpopts.IgnoreFields(models.Message{}, "InsertedAt", "ChangedAt")
+var IgnoreStamps = cmp.Options{
+	cmpopts.IgnoreFields(models.Message{}, "InsertedAt", "ChangedAt"),
+	cmpopts.IgnoreFields(models.Template{}, "ChangedAt"),
+}
 
 // LoadMessage reads a message row as stored, failing the test when it is missing.
 func LoadMessage(t testing.TB, s *models.Store, id string) *models.Message {
