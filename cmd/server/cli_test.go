@@ -230,7 +230,7 @@ func TestHelpListsFlagsVariablesAndDefaults(t *testing.T) {
 	// The documented configuration (README's table) is all reachable from --help.
 	_, serveHelp, _ := runCLI(t, "", "serve", "--help")
 	for _, env := range []string{"DATABASE_URL", "APP_ENV", "DB_MAX_OPEN_CONNS", "ADDR", "GRAPHQL_INTROSPECTION",
-		"REQUEST_TIMEOUT", "RATE_LIMIT", "RATE_BURST", "REDIS_URL", "IDEMPOTENCY_TTL"} {
+		"REQUEST_TIMEOUT", "RATE_LIMIT", "RATE_BURST", "REDIS_URL", "IDEMPOTENCY_TTL", "AUTH_CACHE_TTL"} {
 		if !strings.Contains(serveHelp, "[$"+env+"]") {
 			t.Errorf("serve --help does not list %s", env)
 		}

@@ -47,6 +47,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
+			&cli.DurationFlag{Name: "auth-cache-ttl", Usage: "how long an instance trusts an API key or session it checked: the longest a key revoked through another instance still works here (0: check every request)", Value: models.DefaultAuthTTL, Sources: cli.EnvVars("AUTH_CACHE_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := loadConfig(cmd)
@@ -66,6 +67,7 @@ func (a *app) serveCommand() *cli.Command {
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
 				websocketPing:  cmd.Duration("websocket-ping"),
+				authTTL:        cmd.Duration("auth-cache-ttl"),
 			})
 		},
 	}
@@ -86,6 +88,8 @@ type serveOptions struct {
 	events         changefeed.Options
 	eventRetention time.Duration
 	websocketPing  time.Duration
+	// authTTL is how long a checked credential is trusted (models.Store.AuthTTL).
+	authTTL time.Duration
 }
 
 // serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
@@ -159,6 +163,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	defer store.Close()
 	store.Now = now
+	store.AuthTTL = o.authTTL
 
 	o.events.Logger = logger
 	feed := changefeed.New(store, o.events)
