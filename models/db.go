@@ -40,6 +40,7 @@ type Store struct {
 	auth       authCache
 	templates  templateCache
 	boundaries boundaryCache
+	statements statementCounter
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -92,6 +93,10 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 	}
 	s.db = db
+	if err := s.countStatements(); err != nil {
+		_ = sqlDB.Close()
+		return nil, err
+	}
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, openError(err, databaseURL)
