@@ -37,6 +37,8 @@ type peerConfig struct {
 	maxRequests    int
 	messages       int // the dataset's size, for the report
 	jsonPath       string
+	// costs probe each side's CPU and statements: "server", "peer", "peer-rls".
+	costs map[string]costProbe
 }
 
 // peerCommand is `loadtest peer`.
@@ -70,6 +72,10 @@ The peer is PostGraphile over the tables of .ci/peer/schema.sql; .ci/bench-peer 
 			&cli.IntFlag{Name: "max-requests", Usage: "most requests one measurement sends, whatever the duration", Value: 200_000},
 			&cli.IntFlag{Name: "messages", Usage: "messages in the dataset, for the report only"},
 			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},
+			&cli.StringFlag{Name: "server-pids", Usage: "comma-separated process ids whose CPU (with their children's) is the server side's: the server and its database"},
+			&cli.StringFlag{Name: "peer-pids", Usage: "likewise for the peer: PostGraphile and PostgreSQL's postmaster"},
+			&cli.StringFlag{Name: "peer-rls-pids", Usage: "likewise for the peer with row-level security"},
+			&cli.BoolFlag{Name: "server-statements", Usage: "read the server's db_statements_total at /metrics around each measurement", Value: true},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := peerConfigFrom(cmd)
@@ -112,6 +118,19 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 	var err error
 	if c.connections, err = parseConnections(cmd.String("connections")); err != nil {
 		return c, usageError{err}
+	}
+	c.costs = map[string]costProbe{}
+	for side, flag := range map[string]string{"server": "server-pids", "peer": "peer-pids", "peer-rls": "peer-rls-pids"} {
+		pids, err := parsePIDs(cmd.String(flag))
+		if err != nil {
+			return c, usageError{fmt.Errorf("--%s: %w", flag, err)}
+		}
+		c.costs[side] = costProbe{pids: pids}
+	}
+	if cmd.Bool("server-statements") {
+		p := c.costs["server"]
+		p.metricsURL = c.target.serverURL + "/metrics"
+		c.costs["server"] = p
 	}
 	if c.shapes, err = parsePeerShapes(cmd.String("shapes"), c.target.peerRLSURL != ""); err != nil {
 		return c, usageError{err}
@@ -308,16 +327,30 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 					if c.warmup > 0 {
 						measure(ctx, op, warm)
 					}
+					probe := c.costs[side]
+					if side == "peer" && name == "inbox-rls" {
+						probe = c.costs["peer-rls"]
+					}
+					before, err := probe.read(ctx, client)
+					if err != nil {
+						return fmt.Errorf("costs before %s on the %s: %w", name, side, err)
+					}
 					m := measure(ctx, op, run)
 					if ctx.Err() != nil {
 						return ctx.Err()
 					}
+					after, err := probe.read(ctx, client)
+					if err != nil {
+						return fmt.Errorf("costs after %s on the %s: %w", name, side, err)
+					}
+					cpu, statements := probe.perRequest(before, after, m.requests)
 					s := peerSample{Shape: name, Side: side, Connections: conns, Round: round,
 						Requests: m.requests, Errors: m.errors, FirstError: m.firstError,
-						PerSecond: round2(m.perSecond()), P50: ms(m.latencies.p50), P95: ms(m.latencies.p95)}
+						PerSecond: round2(m.perSecond()), P50: ms(m.latencies.p50), P95: ms(m.latencies.p95),
+						CPUMS: cpu, Statements: statements}
 					rep.Samples = append(rep.Samples, s)
-					fmt.Fprintf(log, "%d conn, round %d: %-16s %-6s p50 %s, %.1f req/s, %d errors\n",
-						conns, round, name, side, fmtMS(s.P50), s.PerSecond, s.Errors)
+					fmt.Fprintf(log, "%d conn, round %d: %-16s %-6s p50 %s, %.1f req/s, %d errors, CPU %.2f ms/req, SQL %.2f/req\n",
+						conns, round, name, side, fmtMS(s.P50), s.PerSecond, s.Errors, s.CPUMS, s.Statements)
 				}
 			}
 		}

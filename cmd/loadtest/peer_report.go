@@ -36,6 +36,10 @@ type peerSample struct {
 	PerSecond   float64 `json:"perSecond"`
 	P50         float64 `json:"p50Ms"`
 	P95         float64 `json:"p95Ms"`
+	// CPUMS is the side's CPU time per request (application and database processes), in
+	// milliseconds; Statements its SQL statements per request. -1: not measured.
+	CPUMS      float64 `json:"cpuMsPerRequest"`
+	Statements float64 `json:"statementsPerRequest"`
 }
 
 // peerFigures are the medians over the rounds of one side at one connection count.
@@ -45,6 +49,9 @@ type peerFigures struct {
 	PerSecond float64 `json:"perSecond"`
 	P50       float64 `json:"p50Ms"`
 	P95       float64 `json:"p95Ms"`
+	// Medians of the samples' CPUMS and Statements; -1 when not measured.
+	CPUMS      float64 `json:"cpuMsPerRequest"`
+	Statements float64 `json:"statementsPerRequest"`
 }
 
 // peerCell is one shape at one connection count, both sides, and the server's figures
@@ -70,7 +77,7 @@ type peerRow struct {
 // the server figures of the shape it names.
 func peerRows(shapes []string, connections []int, samples []peerSample) []peerRow {
 	figures := func(shape, side string, conns int) *peerFigures {
-		var p50, p95, rps []float64
+		var p50, p95, rps, cpu, statements []float64
 		errs := 0
 		for _, s := range samples {
 			if s.Shape != shape || s.Side != side || s.Connections != conns {
@@ -79,12 +86,14 @@ func peerRows(shapes []string, connections []int, samples []peerSample) []peerRo
 			errs += s.Errors
 			if s.Requests > s.Errors {
 				p50, p95, rps = append(p50, s.P50), append(p95, s.P95), append(rps, s.PerSecond)
+				cpu, statements = append(cpu, s.CPUMS), append(statements, s.Statements)
 			}
 		}
 		if len(p50) == 0 && errs == 0 {
 			return nil
 		}
-		return &peerFigures{Rounds: len(p50), Errors: errs, P50: median(p50), P95: median(p95), PerSecond: median(rps)}
+		return &peerFigures{Rounds: len(p50), Errors: errs, P50: median(p50), P95: median(p95), PerSecond: median(rps),
+			CPUMS: median(cpu), Statements: median(statements)}
 	}
 	var out []peerRow
 	for _, name := range shapes {
@@ -137,10 +146,10 @@ func (r *peerReport) writeTable(w io.Writer) {
 	for i, conns := range r.Connections {
 		fmt.Fprintf(w, "\n%d connection(s)\n", conns)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "shape\tserver p50\tp95\treq/s\terrors\tpeer p50\tp95\treq/s\terrors\t")
+		fmt.Fprintln(tw, "shape\tserver p50\tp95\treq/s\terrors\tCPU ms/req\tSQL/req\tpeer p50\tp95\treq/s\terrors\tCPU ms/req\t")
 		for _, row := range r.Rows {
 			c := row.Cells[i]
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.label(row), fmtFigures(c.Server), fmtFigures(c.Peer))
+			fmt.Fprintf(tw, "%s\t%s%s\t%s%s\t\n", r.label(row), fmtFigures(c.Server), fmtCost(c.Server, true), fmtFigures(c.Peer), fmtCost(c.Peer, false))
 		}
 		_ = tw.Flush()
 	}
@@ -170,6 +179,25 @@ func fmtFigures(f *peerFigures) string {
 		return "-\t-\t-\t-\t"
 	}
 	return fmt.Sprintf("%s\t%s\t%s\t%d\t", fmtP50(f), fmtMS(f.P95), fmtRate(f), f.Errors)
+}
+
+// fmtCost writes CPU per request and, with statements, SQL statements per request.
+func fmtCost(f *peerFigures, statements bool) string {
+	cost := func(v float64) string {
+		if f == nil || f.Rounds == 0 || v < 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", v)
+	}
+	var cpu float64 = -1
+	var sql float64 = -1
+	if f != nil {
+		cpu, sql = f.CPUMS, f.Statements
+	}
+	if statements {
+		return cost(cpu) + "\t" + cost(sql)
+	}
+	return cost(cpu)
 }
 
 // groupThousands writes n with thousands separated by commas: 500000 -> 500,000.

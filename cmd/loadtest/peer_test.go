@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -195,5 +197,48 @@ func TestGroupThousands(t *testing.T) {
 		if got := groupThousands(in); got != want {
 			t.Errorf("groupThousands(%d) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A side's CPU includes its processes' children: PostgreSQL serves each connection from
+// a child of its postmaster.
+func TestTreeCPUTicksCountsChildren(t *testing.T) {
+	child := exec.Command("sh", "-c", `i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; sleep 30`)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		own, err := readCPUTicks(os.Getpid())
+		if err != nil {
+			t.Fatal(err)
+		}
+		childTicks, err := readCPUTicks(child.Process.Pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := treeCPUTicks([]int{os.Getpid()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if childTicks >= 5 {
+			if tree < own+childTicks {
+				t.Fatalf("tree %d ticks, want at least own %d + child %d", tree, own, childTicks)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the child spun %d ticks only", childTicks)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if _, err := treeCPUTicks([]int{1 << 30}); err == nil {
+		t.Error("a process that does not run was measured")
+	}
+	p := costProbe{pids: []int{os.Getpid()}}
+	cpu, statements := p.perRequest(costTotals{cpuTicks: 100}, costTotals{cpuTicks: 150}, 25)
+	if cpu != 20 || statements != -1 {
+		t.Errorf("perRequest = %v ms, %v statements; want 20 ms (50 ticks of 10 ms over 25) and -1 (not measured)", cpu, statements)
 	}
 }
