@@ -17,12 +17,14 @@ type MessageCounter struct {
 // TableName is the table the counters live in.
 func (MessageCounter) TableName() string { return "message_counts" }
 
-// countSQL sums the shards of one counter: at most 16 rows of the primary key (one per
-// shard on MySQL, one on SQLite), however many messages there are. The subscriber's
-// internal id is looked up in the same statement; an unknown subscriber matches no row,
-// so it counts 0, never everyone.
+// countSQL sums the shards of one counter: at most 16 rows (one per shard on MySQL, one
+// on SQLite), however many messages there are. The shard leads the primary key, so the
+// shards are listed: 16 point lookups, where a range over the shard would scan the table.
+// The subscriber's internal id is looked up in the same statement; an unknown subscriber
+// matches no row, so it counts 0, never everyone.
 const countSQL = `SELECT COALESCE(SUM(n), 0) FROM message_counts
-WHERE environment_id = ? AND channel = ? AND subscriber_id = `
+WHERE shard IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+  AND environment_id = ? AND channel = ? AND subscriber_id = `
 
 const (
 	anySubscriber = "''"

@@ -378,7 +378,7 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 		},
 		"idempotency_keys": {"PRIMARY unique (environment_id, idempotency_key)", "idempotency_keys_expires (expires_at)"},
 		"change_holds":     {"PRIMARY unique (id)", "change_holds_started (started_at)"},
-		"message_counts":   {"PRIMARY unique (environment_id, subscriber_id, channel, shard)"},
+		"message_counts":   {"PRIMARY unique (shard, environment_id, subscriber_id, channel)"},
 	}
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		got := map[string][]string{}

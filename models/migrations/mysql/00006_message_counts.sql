@@ -18,6 +18,14 @@
 -- row alone may be negative (a message counted on one connection, deleted on another);
 -- only the sum over the shards means anything.
 --
+-- The shard leads the primary key, so each shard's rows are a key range of their own. A
+-- write adds new counter rows (a new subscriber, channel or environment) all the time,
+-- and InnoDB turns the record locks of a page that splits into gap locks: with the shard
+-- last, concurrent writers on different shards inserted into each other's gaps and
+-- deadlocked within a second of a two-writer seed of 2,000 subscribers; with it first,
+-- 200,000 messages seeded without one. A count reads the 16 shards as 16 point lookups
+-- (shard IN (0, ..., 15) and the other three columns).
+--
 -- MySQL triggers have no WHEN clause, so the update trigger tests in its body whether the
 -- message moved (another environment, subscriber or channel): a mark does not.
 
@@ -28,7 +36,7 @@ CREATE TABLE message_counts (
     channel        VARCHAR(16) NOT NULL,
     shard          SMALLINT    NOT NULL,
     n              BIGINT      NOT NULL,
-    PRIMARY KEY (environment_id, subscriber_id, channel, shard)
+    PRIMARY KEY (shard, environment_id, subscriber_id, channel)
 ) ENGINE = InnoDB DEFAULT CHARSET = utf8mb4 COLLATE = utf8mb4_bin;
 
 -- The messages already stored, counted on shard 0.

@@ -1,6 +1,6 @@
 -- The SQLite twin of mysql/00006_message_counts.sql: the same counter rows, kept by
 -- triggers in the writing transaction. SQLite has one writer at a time, so there is no
--- hot row to spread and every count lands on shard 0. The update trigger's WHEN skips
+-- hot row to spread and every count lands on shard 0; the key is the same as MySQL's. The update trigger's WHEN skips
 -- the updates that do not move a message (a mark, the change stamps of 00005).
 
 -- +goose Up
@@ -10,7 +10,7 @@ CREATE TABLE message_counts (
     channel        TEXT    NOT NULL,
     shard          INTEGER NOT NULL,
     n              INTEGER NOT NULL,
-    PRIMARY KEY (environment_id, subscriber_id, channel, shard)
+    PRIMARY KEY (shard, environment_id, subscriber_id, channel)
 );
 
 INSERT INTO message_counts (environment_id, subscriber_id, channel, shard, n)
@@ -31,7 +31,7 @@ BEGIN
         UNION ALL SELECT NEW.environment_id, '', NEW.channel, 0, 1 WHERE NEW.channel <> ''
         UNION ALL SELECT NEW.environment_id, NEW.subscriber_id, '', 0, 1 WHERE NEW.subscriber_id <> ''
         UNION ALL SELECT NEW.environment_id, NEW.subscriber_id, NEW.channel, 0, 1 WHERE NEW.subscriber_id <> '' AND NEW.channel <> ''
-    ON CONFLICT (environment_id, subscriber_id, channel, shard) DO UPDATE SET n = n + 1;
+    ON CONFLICT (shard, environment_id, subscriber_id, channel) DO UPDATE SET n = n + 1;
 END;
 -- +goose StatementEnd
 
@@ -43,7 +43,7 @@ BEGIN
         UNION ALL SELECT OLD.environment_id, '', OLD.channel, 0, -1 WHERE OLD.channel <> ''
         UNION ALL SELECT OLD.environment_id, OLD.subscriber_id, '', 0, -1 WHERE OLD.subscriber_id <> ''
         UNION ALL SELECT OLD.environment_id, OLD.subscriber_id, OLD.channel, 0, -1 WHERE OLD.subscriber_id <> '' AND OLD.channel <> ''
-    ON CONFLICT (environment_id, subscriber_id, channel, shard) DO UPDATE SET n = n - 1;
+    ON CONFLICT (shard, environment_id, subscriber_id, channel) DO UPDATE SET n = n - 1;
 END;
 -- +goose StatementEnd
 
@@ -56,13 +56,13 @@ BEGIN
         UNION ALL SELECT OLD.environment_id, '', OLD.channel, 0, -1 WHERE OLD.channel <> ''
         UNION ALL SELECT OLD.environment_id, OLD.subscriber_id, '', 0, -1 WHERE OLD.subscriber_id <> ''
         UNION ALL SELECT OLD.environment_id, OLD.subscriber_id, OLD.channel, 0, -1 WHERE OLD.subscriber_id <> '' AND OLD.channel <> ''
-    ON CONFLICT (environment_id, subscriber_id, channel, shard) DO UPDATE SET n = n - 1;
+    ON CONFLICT (shard, environment_id, subscriber_id, channel) DO UPDATE SET n = n - 1;
     INSERT INTO message_counts (environment_id, subscriber_id, channel, shard, n)
         SELECT NEW.environment_id, '', '', 0, 1
         UNION ALL SELECT NEW.environment_id, '', NEW.channel, 0, 1 WHERE NEW.channel <> ''
         UNION ALL SELECT NEW.environment_id, NEW.subscriber_id, '', 0, 1 WHERE NEW.subscriber_id <> ''
         UNION ALL SELECT NEW.environment_id, NEW.subscriber_id, NEW.channel, 0, 1 WHERE NEW.subscriber_id <> '' AND NEW.channel <> ''
-    ON CONFLICT (environment_id, subscriber_id, channel, shard) DO UPDATE SET n = n + 1;
+    ON CONFLICT (shard, environment_id, subscriber_id, channel) DO UPDATE SET n = n + 1;
 END;
 -- +goose StatementEnd
 
