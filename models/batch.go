@@ -30,19 +30,28 @@ const (
 	ConflictReplace
 )
 
-// WriteBatch inserts a batch in multi-row INSERTs, through the transaction ctx carries
-// (each statement commits on its own without one), with logging off: a slow statement
+// WriteBatch inserts a batch in multi-row INSERTs, with logging off: a slow statement
 // would otherwise log its thousands of placeholders, and errors reach the caller anyway.
+// It joins the transaction ctx carries (an import's, all or nothing), where a conflict
+// with a concurrent writer fails that whole transaction for its owner to run again (see
+// noteConflict). Without one it runs in a transaction of its own, run again after a
+// conflict (a Galera node certifying a concurrent write to the same rows first): the
+// batch is in memory, so writing it again is the same write.
 func (s *Store) WriteBatch(ctx context.Context, b Batch, c Conflict) error {
+	if !inTx(ctx) {
+		return s.RetryTransaction(ctx, func(ctx context.Context) error { return s.WriteBatch(ctx, b, c) })
+	}
 	db := s.conn(ctx).Session(&gorm.Session{Logger: logger.Discard})
-	for _, err := range []error{
-		insertRows(db, &Environment{}, b.Environments, c, s.insertBatch()),
-		insertRows(db, &Subscriber{}, b.Subscribers, c, s.insertBatch()),
-		insertRows(db, &Template{}, b.Templates, c, s.insertBatch()),
-		insertRows(db, &Message{}, b.Messages, c, s.insertBatch()),
+	// One kind after the other, stopping at the first error: after a deadlock the server
+	// has rolled the transaction back, and a later statement would commit on its own.
+	for _, write := range []func() error{
+		func() error { return insertRows(db, &Environment{}, b.Environments, c, s.insertBatch()) },
+		func() error { return insertRows(db, &Subscriber{}, b.Subscribers, c, s.insertBatch()) },
+		func() error { return insertRows(db, &Template{}, b.Templates, c, s.insertBatch()) },
+		func() error { return insertRows(db, &Message{}, b.Messages, c, s.insertBatch()) },
 	} {
-		if err != nil {
-			return err
+		if err := write(); err != nil {
+			return noteConflict(ctx, err)
 		}
 	}
 	return nil

@@ -41,7 +41,9 @@ func IdempotencyKeyBusy(key string) *Error {
 // the caller to replay or refuse; an expired one is replaced. While another transaction
 // holds the key (another instance running the same request), the insert waits at most
 // lockWait on MySQL, then fails with a conflict error; SQLite's one connection never
-// lets two transactions overlap.
+// lets two transactions overlap. A deadlock is returned as it is, and marks the
+// transaction for RetryTransaction to run again: by then the other request's record is
+// committed (replayed) or still held (a conflict).
 func (s *Store) ClaimIdempotencyKey(ctx context.Context, k *IdempotencyKey, lockWait time.Duration) (*IdempotencyKey, error) {
 	if !inTx(ctx) {
 		return nil, errors.New("ClaimIdempotencyKey must run inside Store.Transaction")
@@ -83,11 +85,14 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, k *IdempotencyKey, lock
 		}
 		return IdempotencyKeyBusy(k.Key)
 	})
-	if isLockContention(err) {
+	if isLockWaitTimeout(err) {
 		return nil, IdempotencyKeyBusy(k.Key)
 	}
 	if err != nil {
-		return nil, err
+		// A deadlock (three claims of one key at once on MySQL) or, on Galera, a claim
+		// of the same key committed on another node first: the whole transaction is
+		// run again, and then finds the other request's record.
+		return nil, noteConflict(ctx, err)
 	}
 	return existing, nil
 }
@@ -102,10 +107,13 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, k *IdempotencyKey) e
 		Where("environment_id = ? AND idempotency_key = ?", k.EnvironmentID, k.Key).
 		Updates(map[string]any{"status": k.Status, "content_type": k.ContentType, "body": k.Body})
 	if res.Error != nil {
-		return res.Error
+		return noteConflict(ctx, res.Error)
 	}
 	if res.RowsAffected != 1 {
-		return fmt.Errorf("idempotency key of environment %s was not claimed", k.EnvironmentID)
+		// The claim this transaction inserted is gone: the transaction was rolled back
+		// under it (on Galera, aborted by a replicated write between two statements), so
+		// it is run again like any other conflict.
+		return noteConflict(ctx, fmt.Errorf("idempotency key of environment %s: %w", k.EnvironmentID, ErrRolledBack))
 	}
 	return nil
 }
@@ -158,9 +166,10 @@ func (s *Store) withLockWait(ctx context.Context, d time.Duration, fn func(db *g
 	return err
 }
 
-// isLockContention reports MySQL's lock wait timeout (1205) and deadlock (1213): another
-// transaction holds the key.
-func isLockContention(err error) bool {
+// isLockWaitTimeout reports MySQL's lock wait timeout (1205): another transaction has
+// held the key longer than the claim waits, so the request is answered "in progress"
+// rather than run again.
+func isLockWaitTimeout(err error) bool {
 	var myErr *mysqldriver.MySQLError
-	return errors.As(err, &myErr) && (myErr.Number == 1205 || myErr.Number == 1213)
+	return errors.As(err, &myErr) && myErr.Number == 1205
 }

@@ -3,6 +3,7 @@ package models
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"gorm.io/gorm"
 )
@@ -36,11 +37,15 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 	if !IsID(a.MessageID) {
 		return nil, errNotFound("message")
 	}
-	var msg Message
+	var msg *Message
 	// A transaction, though the UPDATE is one statement: if the request is abandoned while
 	// the UPDATE waits for a row lock, the connection closes before COMMIT and the server
-	// rolls the change back, instead of applying it after the client was told 503.
-	err := s.conn(ctx).Transaction(func(tx *gorm.DB) error {
+	// rolls the change back, instead of applying it after the client was told 503. It is
+	// run again when it loses a conflict (on Galera, concurrent marks of one message on
+	// two nodes: the second fails certification): the UPDATE sets values, so running it
+	// again is the same mark.
+	err := s.RetryTransaction(ctx, func(ctx context.Context) error {
+		tx := s.conn(ctx)
 		res := tx.Exec(markSQL, string(a.Status), string(a.Type), a.Payload,
 			a.MessageID, environmentID, environmentID, a.SubscriberID)
 		if res.Error != nil {
@@ -50,7 +55,21 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 			// Missing, another subscriber's, or another tenant's: the same answer for all.
 			return errNotFound("message")
 		}
-		return tx.Where("id = ? AND environment_id = ?", a.MessageID, environmentID).Take(&msg).Error
+		if err := runMarkHook(ctx, a.MessageID); err != nil {
+			return err
+		}
+		// The record as stored now, with its subscriber and template, in one statement.
+		read, err := s.readMessages(ctx, environmentID,
+			tx.Model(&Message{}).Select("id").Where("id = ? AND environment_id = ?", a.MessageID, environmentID),
+			"", embedded{Subscribers: true, Templates: true})
+		if err != nil {
+			return err
+		}
+		if len(read) == 0 {
+			return gorm.ErrRecordNotFound
+		}
+		msg = read[0]
+		return nil
 	})
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, errNotFound("message")
@@ -58,9 +77,25 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 	if err != nil {
 		return nil, err
 	}
-	msg.normalize()
-	if err := s.embed(ctx, environmentID, []*Message{&msg}, true, true); err != nil {
-		return nil, err
+	return msg, nil
+}
+
+// markHooks holds, by message id, what tests run inside a mark's transaction right after
+// its UPDATE: a conflicting transaction, to prove the mark is run again.
+var markHooks sync.Map
+
+// HookMark makes every mark of messageID run fn inside its transaction, after the UPDATE
+// holds the row and before the message is read back, until remove is called. An error
+// from fn fails the attempt as a statement's would. For tests only.
+func HookMark(messageID string, fn func(ctx context.Context) error) (remove func()) {
+	markHooks.Store(messageID, fn)
+	return func() { markHooks.Delete(messageID) }
+}
+
+func runMarkHook(ctx context.Context, messageID string) error {
+	fn, ok := markHooks.Load(messageID)
+	if !ok {
+		return nil
 	}
-	return &msg, nil
+	return noteConflict(ctx, fn.(func(ctx context.Context) error)(ctx))
 }

@@ -32,7 +32,21 @@ func (s *Store) conn(ctx context.Context) *gorm.DB {
 
 // Transaction runs fn in one database transaction, carried by the context fn receives:
 // every store call made with that context joins it. An error from fn, or a panic, rolls
-// everything back. Inside an outer transaction it becomes a savepoint of that one.
+// everything back, and so does a conflict a store call met (see IsConflict), which is
+// then the error, even if fn made an answer of it. Inside an outer transaction it becomes
+// a savepoint of that one. It runs fn once: RetryTransaction runs it again after a
+// conflict.
 func (s *Store) Transaction(ctx context.Context, fn func(ctx context.Context) error) error {
-	return s.conn(ctx).Transaction(func(tx *gorm.DB) error { return fn(WithTx(ctx, tx)) })
+	if inTx(ctx) {
+		return s.savepoint(ctx, fn)
+	}
+	return s.attempt(ctx, 1, fn)
+}
+
+// savepoint runs fn in a savepoint of the transaction ctx carries. A conflict it returns
+// is recorded on that transaction, since the server rolled all of it back, not only the
+// savepoint.
+func (s *Store) savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
+	err := s.conn(ctx).Transaction(func(tx *gorm.DB) error { return fn(WithTx(ctx, tx)) })
+	return noteConflict(ctx, err)
 }

@@ -17,11 +17,14 @@ import (
 const UnavailableMessage = "database unavailable, retry later"
 
 // MySQL server errors that mean "not now" rather than "never".
+// A conflict (1205, 1213) reaches a client only once RetryTransaction has spent its
+// attempts on it.
 var unavailableMySQLErrors = map[uint16]bool{
 	1040: true, // ER_CON_COUNT_ERROR: too many connections
+	1047: true, // ER_UNKNOWN_COM_ERROR: a Galera node out of the cluster's primary component ("WSREP has not yet prepared node")
 	1053: true, // ER_SERVER_SHUTDOWN: server shutdown in progress
 	1205: true, // ER_LOCK_WAIT_TIMEOUT: a lock was held too long by another transaction
-	1213: true, // ER_LOCK_DEADLOCK: the transaction was rolled back; running it again succeeds
+	1213: true, // ER_LOCK_DEADLOCK: the transaction was rolled back (a deadlock, a Galera certification failure)
 	1927: true, // ER_CONNECTION_KILLED (MariaDB): the server closed this connection
 }
 
@@ -34,13 +37,14 @@ const (
 // IsUnavailable reports whether err means the database could not be reached or did not
 // answer in time, so the same request may succeed later: refused, reset or timed-out
 // connections, a connection the driver gave up on, a deadline passed while waiting for
-// the database, a server shutting down or out of connections, and a locked or busy
-// database. A client that cancelled its own request (context.Canceled) is not unavailability.
+// the database, a server shutting down or out of connections, a locked or busy
+// database, and a transaction that lost a conflict on every attempt (IsConflict). A client that cancelled its own request (context.Canceled) is not unavailability.
 func IsUnavailable(err error) bool {
 	if err == nil {
 		return false
 	}
 	if errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, ErrRolledBack) ||
 		errors.Is(err, driver.ErrBadConn) ||
 		errors.Is(err, mysqldriver.ErrInvalidConn) ||
 		errors.Is(err, syscall.ECONNREFUSED) ||

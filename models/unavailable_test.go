@@ -46,6 +46,8 @@ func TestIsUnavailableClassifies(t *testing.T) {
 		{"unavailableServerShutdown", &mysqldriver.MySQLError{Number: 1053, Message: "Server shutdown in progress"}, true},
 		{"unavailableLockWaitTimeout", &mysqldriver.MySQLError{Number: 1205, Message: "Lock wait timeout exceeded"}, true},
 		{"unavailableConnectionKilled", &mysqldriver.MySQLError{Number: 1927, Message: "Connection was killed"}, true},
+		{"unavailableDeadlockAfterRetries", &mysqldriver.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock; try restarting transaction"}, true},
+		{"unavailableGaleraNodeNotReady", &mysqldriver.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true},
 		{"availableNil", nil, false},
 		{"availableClientCancelled", context.Canceled, false},
 		{"availableDuplicateKey", &mysqldriver.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
