@@ -17,9 +17,10 @@ func (r *Resolver) Authenticate(ctx context.Context, apiKey string) (models.Call
 }
 
 // Transaction runs fn in one database transaction; every resolver and store call made
-// with fn's context joins it.
+// with fn's context joins it. When the transaction loses a conflict with a concurrent one
+// it runs fn again (models.Store.RetryTransaction), so fn must be safe to run again.
 func (r *Resolver) Transaction(ctx context.Context, fn func(ctx context.Context) error) error {
-	return r.Store.Transaction(ctx, fn)
+	return r.Store.RetryTransaction(ctx, fn)
 }
 
 // ClaimIdempotencyKey claims k for the running request, or returns the record already

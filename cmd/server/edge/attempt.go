@@ -43,11 +43,14 @@ func (a *attempt) begin(parts []string) error {
 		return err
 	}
 	a.w.Header().Set(IdempotencyKeyHeader, key)
-	rk := runningKey{a.caller.EnvironmentID, key}
-	if !a.i.start(rk) {
-		return models.IdempotencyKeyBusy(key)
+	if !a.running {
+		// Not again when the transaction runs again (a deferring mount claims in it).
+		rk := runningKey{a.caller.EnvironmentID, key}
+		if !a.i.start(rk) {
+			return models.IdempotencyKeyBusy(key)
+		}
+		a.running, a.rk = true, rk
 	}
-	a.running, a.rk = true, rk
 	now := a.i.now()
 	a.rec = &models.IdempotencyKey{EnvironmentID: a.caller.EnvironmentID, Key: key, Fingerprint: fingerprint(parts...),
 		CreatedAt: now, ExpiresAt: now.Add(a.i.opts.TTL)}
@@ -82,10 +85,15 @@ var errNotKept = errors.New("response not kept")
 
 // serve runs the handler in a transaction that, when the request claimed the key and
 // ran, also stores its response; then answers: the response, a replay of the stored
-// one, or a refusal.
+// one, or a refusal. The store runs the transaction again when it loses a conflict with
+// another one (the claim or the change committed first elsewhere): each run starts from
+// a fresh response and claim, and only the run that commits is answered, so the key's
+// request executes once and its replays are the bytes that committed.
 func (a *attempt) serve(w http.ResponseWriter, r *http.Request, errs ErrorWriter, handle func(res http.ResponseWriter, ctx context.Context)) {
-	res := &responseBuffer{header: http.Header{}}
+	var res *responseBuffer
 	err := a.i.store.Transaction(r.Context(), func(ctx context.Context) error {
+		res = &responseBuffer{header: http.Header{}}
+		a.stored, a.refusal, a.kept = nil, nil, true
 		handle(res, ctx)
 		switch {
 		case a.refusal != nil:

@@ -42,7 +42,8 @@ var DefaultIdempotencyOptions = IdempotencyOptions{TTL: 24 * time.Hour, PurgeInt
 
 // IdempotencyStore keeps idempotency keys and their responses: the resolver layer, over
 // the store. Transaction runs fn in one database transaction that every call made with
-// its context joins, so the key, the change and the response commit together.
+// its context joins, so the key, the change and the response commit together; it may run
+// fn again when the transaction loses a conflict with a concurrent one.
 type IdempotencyStore interface {
 	Transaction(ctx context.Context, fn func(ctx context.Context) error) error
 	ClaimIdempotencyKey(ctx context.Context, k *models.IdempotencyKey, lockWait time.Duration) (*models.IdempotencyKey, error)
@@ -154,7 +155,8 @@ func (i *Idempotency) Guard(policy IdempotencyPolicy, errs ErrorWriter) Middlewa
 			}
 			a.serve(w, r, errs, func(res http.ResponseWriter, ctx context.Context) {
 				if a.claim(ctx) {
-					next.ServeHTTP(res, r.WithContext(ctx))
+					// The body afresh for each run of the transaction.
+					next.ServeHTTP(res, withBody(r, body, true).WithContext(ctx))
 				}
 			})
 		})
@@ -176,13 +178,20 @@ func (i *Idempotency) DeferredGuard(policy DeferredPolicy, errs ErrorWriter) Mid
 				next.ServeHTTP(w, r)
 				return
 			}
+			body, whole := readBody(r)
+			if !whole {
+				// Too large or unreadable: the handler refuses it and nothing runs.
+				next.ServeHTTP(w, withBody(r, body, whole))
+				return
+			}
 			a, err := i.newAttempt(w, r, keys)
 			if err != nil {
 				errs.WriteError(w, r, err)
 				return
 			}
 			a.serve(w, r, errs, func(res http.ResponseWriter, ctx context.Context) {
-				next.ServeHTTP(res, policy.Defer(r.WithContext(ctx), a))
+				// The body afresh for each run of the transaction.
+				next.ServeHTTP(res, policy.Defer(withBody(r, body, true).WithContext(ctx), a))
 			})
 		})
 	}
