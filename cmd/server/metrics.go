@@ -28,7 +28,7 @@ type observability struct {
 
 // newObservability registers the metrics on a registry of its own: requests per route,
 // GraphQL operations, the store's connection pool, rate-limit refusals, idempotent
-// replays, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
+// replays, write transactions retried after a conflict, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
 func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	o := &observability{registry: reg, tracer: tp}
@@ -45,9 +45,21 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		collectors.NewDBStatsCollector(sqlDB, "messages"),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "db_statements_total",
+			Help: "SQL statements the store sent to the database (BEGIN and COMMIT aside).",
+		}, func() float64 { return float64(store.Statements()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "idempotency_replays_total",
 			Help: "Stored responses sent again to a request retried with the same Idempotency-Key.",
 		}, func() float64 { return float64(idempotency.Replays()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "db_transaction_retries_total",
+			Help: "Write transactions run again after losing a conflict (deadlock, lock wait timeout, Galera certification failure).",
+		}, func() float64 { return float64(models.TransactionRetries().Retries.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "db_transaction_retries_exhausted_total",
+			Help: "Write transactions that lost a conflict on every attempt (or reached their deadline) and were answered 503.",
+		}, func() float64 { return float64(models.TransactionRetries().Exhausted.Load()) }),
 	}
 	if feed != nil {
 		stats := feed.Stats()

@@ -208,7 +208,7 @@ func TestMetricsCountRequests(t *testing.T) {
 	if got := series(families, "go_sql_max_open_connections")["db_name=messages"]; got != 1 {
 		t.Errorf("go_sql_max_open_connections = %v, want SQLite's single connection", got)
 	}
-	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes"} {
+	for _, name := range []string{"go_goroutines", "process_resident_memory_bytes", "db_transaction_retries_total", "db_transaction_retries_exhausted_total"} {
 		if families[name] == nil {
 			t.Errorf("%s missing: the Go and process collectors are not registered", name)
 		}
