@@ -114,9 +114,12 @@ func TestGalera(t *testing.T) {
 	})
 
 	limits := []string{"--rate-limit", "100000", "--rate-burst", "100000"}
+	// Node 1's and node 3's instances, and one whose DATABASE_URL names node 3, then node 1.
+	urlFailover := strings.Replace(url3, g.Node(3).Addr(), g.Node(3).Addr()+","+g.Node(1).Addr(), 1)
 	instances := []*running{
 		start(t, append([]string{"--database-url", url1}, limits...)...),
 		start(t, append([]string{"--database-url", url3}, limits...)...),
+		start(t, append([]string{"--database-url", urlFailover}, limits...)...),
 	}
 	t.Cleanup(galeraClient.CloseIdleConnections)
 	t.Cleanup(func() {
@@ -252,17 +255,19 @@ func galeraBurst(t *testing.T, store *models.Store, instances []*running, apiKey
 	}
 }
 
-// galeraNodeKilled kills node 3 during a burst of reads and marks on both instances: the
-// instance on node 1 keeps answering (a request answered 503 is retried once after its
-// Retry-After, as the documented retry says, and must then succeed); the instance on node 3
-// answers 503 with Retry-After while its node is down, and again 2xx once the node has
-// restarted and rejoined.
+// galeraNodeKilled kills node 3 during a burst of reads and marks on every instance: the
+// instance on node 1, and the one whose DATABASE_URL names node 3 then node 1, keep
+// answering (a request answered 503 is retried once after its Retry-After, as the
+// documented retry says, and must then succeed); the instance on node 3 alone answers 503
+// with Retry-After while its node is down, and again 2xx once the node has restarted and
+// rejoined.
 func galeraNodeKilled(t *testing.T, g *dbtest.Galera, instances []*running, apiKey, path string) {
 	stop := make(chan struct{})
 	type tally struct {
 		ok, retriedOK, lost, unavailable, other atomic.Int64
 	}
-	tallies := []*tally{{}, {}}
+	tallies := []*tally{{}, {}, {}}
+	survives := func(instance int) bool { return instance != 1 }
 	var wg sync.WaitGroup
 	worker := func(instance, w int) {
 		defer wg.Done()
@@ -293,14 +298,14 @@ func galeraNodeKilled(t *testing.T, g *dbtest.Galera, instances []*running, apiK
 			switch {
 			case status/100 == 2:
 				tl.ok.Add(1)
-			case status == http.StatusServiceUnavailable && instance == 0:
+			case status == http.StatusServiceUnavailable && survives(instance):
 				// The documented retry: once, after Retry-After.
 				time.Sleep(2 * time.Second)
 				if s := send(); s/100 == 2 {
 					tl.retriedOK.Add(1)
 				} else {
 					tl.lost.Add(1)
-					t.Errorf("instance on node 1: a request failed again after its retry: %d", s)
+					t.Errorf("instance %d: a request failed again after its retry: %d", instance+1, s)
 				}
 			case status == http.StatusServiceUnavailable:
 				tl.unavailable.Add(1)
@@ -325,11 +330,17 @@ func galeraNodeKilled(t *testing.T, g *dbtest.Galera, instances []*running, apiK
 	close(stop)
 	wg.Wait()
 	for i, tl := range tallies {
-		t.Logf("instance on node %d, while node 3 was killed: %d ok, %d ok after one retry, %d lost, %d answered 503, %d other",
-			[]int{1, 3}[i], tl.ok.Load(), tl.retriedOK.Load(), tl.lost.Load(), tl.unavailable.Load(), tl.other.Load())
+		t.Logf("instance on %s, while node 3 was killed: %d ok, %d ok after one retry, %d lost, %d answered 503, %d other",
+			[]string{"node 1", "node 3", "nodes 3,1"}[i], tl.ok.Load(), tl.retriedOK.Load(), tl.lost.Load(), tl.unavailable.Load(), tl.other.Load())
 	}
-	if tallies[0].ok.Load() == 0 {
-		t.Error("the instance on node 1 answered nothing while node 3 was down")
+	for _, i := range []int{0, 2} {
+		if tallies[i].ok.Load() == 0 {
+			t.Errorf("instance %d answered nothing while node 3 was down", i+1)
+		}
+	}
+	// The instance with several hosts answers from node 1 now.
+	if r := galeraPost(instances[2].base, apiKey, path, "", `{"status":"done"}`); r.status != http.StatusCreated {
+		t.Errorf("instance on nodes 3,1 with node 3 down: %d, want 201: %s", r.status, r.body)
 	}
 	if tallies[1].unavailable.Load() == 0 {
 		t.Error("the instance on node 3 never answered 503 while its node was down")
