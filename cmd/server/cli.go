@@ -35,7 +35,7 @@ func (a *app) command() *cli.Command {
 		DefaultCommand:  "serve",
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db or sqlite:path", Value: models.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
+			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db (several hosts of one cluster: host1:3306,host2:3306) or sqlite:path", Value: models.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
 			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
 			&cli.IntFlag{Name: "db-max-open-conns", Usage: "MySQL connection pool size", Value: models.DefaultPool.MaxOpenConns, Sources: cli.EnvVars("DB_MAX_OPEN_CONNS")},
 		},
