@@ -15,6 +15,8 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"messages/models"
 )
 
 // The transports of /graphql answer as the GraphQL-over-HTTP specification says
@@ -149,7 +151,29 @@ func (x *exchange) run(ctx context.Context, params *graphql.RawParams) {
 		return
 	}
 	responses, ctx := x.exec.DispatchOperation(ctx, oc)
-	x.write(http.StatusOK, responses(ctx))
+	res := responses(ctx)
+	status := http.StatusOK
+	if unavailable(res) {
+		// Nothing ran because the database could not be reached: a 503 with Retry-After,
+		// as the same outage gets before the operation (authentication) and on /v1, so
+		// clients and load balancers retry instead of caching an empty answer.
+		x.w.Header().Set("Retry-After", models.UnavailableRetryAfter)
+		status = http.StatusServiceUnavailable
+	}
+	x.write(status, res)
+}
+
+// unavailable reports whether res has no data and only errors of an unreachable database.
+func unavailable(res *graphql.Response) bool {
+	if len(res.Errors) == 0 || (len(res.Data) > 0 && string(res.Data) != "null") {
+		return false
+	}
+	for _, e := range res.Errors {
+		if e.Extensions["code"] != codes[models.EUNAVAILABLE] {
+			return false
+		}
+	}
+	return true
 }
 
 // refuse answers a request error: errs, through the extensions and the error presenter

@@ -51,6 +51,6 @@ func (s *Store) MessagesOldestFirst(ctx context.Context, environmentID string, a
 	if after != nil {
 		q = q.Where("(created_at > ? OR (created_at = ? AND id > ?))", after.CreatedAt, after.CreatedAt, after.ID)
 	}
-	return s.readMessages(ctx, environmentID, q.Order("created_at, id").Limit(limit), "messages.created_at, messages.id",
+	return s.readMessages(ctx, environmentID, q.Order("created_at, id").Limit(limit), oldestFirst,
 		embedded{Subscribers: true, Templates: true})
 }

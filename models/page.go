@@ -57,7 +57,7 @@ func (s *Store) page(ctx context.Context, environmentID string, f ListFilter, w 
 	}
 	// One message past the page tells whether more follow, exactly.
 	picks = picks.Order("created_at DESC, id DESC").Limit(read.Size + 1).Offset(read.Offset)
-	msgs, err := s.readMessages(ctx, environmentID, picks, "messages.created_at DESC, messages.id DESC",
+	msgs, err := s.readMessages(ctx, environmentID, picks, newestFirst,
 		embedded{Subscribers: o.Subscribers, Templates: o.Templates})
 	if err != nil {
 		return nil, err

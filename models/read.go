@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -24,15 +25,27 @@ type joinedRow struct {
 	TemplateVersion Stamp
 }
 
+// rowOrder is the order readMessages returns messages in.
+type rowOrder int
+
+const (
+	anyOrder    rowOrder = iota
+	newestFirst          // createdAt descending, then id descending: the list order
+	oldestFirst          // createdAt ascending, then id ascending: the export order
+)
+
 // readMessages returns the messages whose ids picks selects (a query on messages that
-// selects id, with its own conditions, order and limit), in the order given by order
-// (SQL over the messages table, "" for any), with the records e asks for, in one
-// statement: the ids are found through picks' index first and the rows joined by primary
-// key after (deep offsets and keyset ranges then walk narrow index entries, not whole
-// rows), each with its subscriber's row and its template's version. Templates come from
-// the template cache at that version, so a page costs one statement while its templates
-// are unchanged and one more when one changed.
-func (s *Store) readMessages(ctx context.Context, environmentID string, picks *gorm.DB, order string, e embedded) ([]*Message, error) {
+// selects id, with its own conditions, order and limit), in order, with the records e
+// asks for, in one statement: the ids are found through picks' index first and the rows
+// joined by primary key after (deep offsets and keyset ranges then walk narrow index
+// entries, not whole rows), each with its subscriber's row and its template's version.
+// Templates come from the template cache at that version, so a page costs one statement
+// while its templates are unchanged and one more when one changed.
+//
+// The rows are put in order here, not by the statement: an ORDER BY over the joined rows
+// makes MariaDB sort them, LONGTEXT columns and all, in an on-disk temporary table (the
+// in-memory engine holds no BLOB), for every page.
+func (s *Store) readMessages(ctx context.Context, environmentID string, picks *gorm.DB, order rowOrder, e embedded) ([]*Message, error) {
 	// The outer condition on the environment repeats picks' own: it keeps the statement
 	// routable to one shard (docs/scaling.md) and the joined rows within the tenant.
 	q := s.conn(ctx).Table("messages").Joins("JOIN (?) AS picked ON picked.id = messages.id", picks).
@@ -45,9 +58,6 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	if e.Templates {
 		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
 		columns = append(columns, "t.changed_at AS template_version")
-	}
-	if order != "" {
-		q = q.Order(order)
 	}
 	var rows []*joinedRow
 	if err := q.Select(strings.Join(columns, ", ")).Find(&rows).Error; err != nil {
@@ -69,6 +79,18 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 		if err := s.attachTemplates(ctx, environmentID, msgs, versions); err != nil {
 			return nil, err
 		}
+	}
+	if order != anyOrder {
+		slices.SortFunc(msgs, func(a, b *Message) int {
+			c := a.CreatedAt.Compare(b.CreatedAt.Time)
+			if c == 0 {
+				c = strings.Compare(a.ID, b.ID)
+			}
+			if order == newestFirst {
+				return -c
+			}
+			return c
+		})
 	}
 	return msgs, nil
 }

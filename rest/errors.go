@@ -75,10 +75,6 @@ func (ew ErrorWriter) WithErrors(details func(err error) any) ErrorWriter {
 	return ew
 }
 
-// retryAfterUnavailable is the Retry-After, in seconds, of a 503: long enough for a
-// dropped connection to be replaced, short enough that clients do not give up.
-const retryAfterUnavailable = "2"
-
 // WriteError answers r with err. Uncoded errors become a 500 whose only detail is an errorId
 // that leads to the cause in the log; an unreachable database becomes a 503 the same way,
 // with Retry-After.
@@ -124,7 +120,7 @@ func (ew ErrorWriter) WriteError(w http.ResponseWriter, r *http.Request, err err
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", "ApiKey")
 	case http.StatusServiceUnavailable:
-		w.Header().Set("Retry-After", retryAfterUnavailable)
+		w.Header().Set("Retry-After", models.UnavailableRetryAfter)
 	}
 	writeJSON(w, status, body)
 }

@@ -60,29 +60,31 @@ func TestMigrateCommands(t *testing.T) {
 			}
 
 			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
-				"4": "template_deleted_at_text pending", "5": "message_changes pending", "6": "message_counts pending"}
+				"4": "template_deleted_at_text pending", "5": "message_changes pending", "6": "message_counts pending",
+				"7": "template_versions pending"}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
 
 			_, stderr := run(0, "migrate")
 			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
-				"applied 4 template_deleted_at_text", "applied 5 message_changes", "applied 6 message_counts", "schema version 6, 0 pending"} {
+				"applied 4 template_deleted_at_text", "applied 5 message_changes", "applied 6 message_counts", "applied 7 template_versions",
+				"schema version 7, 0 pending"} {
 				if !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["6"] != "message_counts applied" || got["1"] != "initial applied" {
+			if got := status(); got["7"] != "template_versions applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 6 message_counts") || !strings.Contains(stderr, "schema version 5, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 7 template_versions") || !strings.Contains(stderr, "schema version 6, 1 pending") {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["6"] != "message_counts pending" || got["5"] != "message_changes applied" {
+			if got := status(); got["7"] != "template_versions pending" || got["6"] != "message_counts applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 6 message_counts") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 7 template_versions") {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {
