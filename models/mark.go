@@ -61,7 +61,7 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 		// The record as stored now, with its subscriber and template, in one statement.
 		read, err := s.readMessages(ctx, environmentID,
 			tx.Model(&Message{}).Select("id").Where("id = ? AND environment_id = ?", a.MessageID, environmentID),
-			"", embedded{Subscribers: true, Templates: true})
+			anyOrder, embedded{Subscribers: true, Templates: true})
 		if err != nil {
 			return err
 		}
@@ -73,6 +73,11 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a M
 	})
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, errNotFound("message")
+	}
+	if err != nil && inTx(ctx) && IsConflict(err) {
+		// The caller's transaction runs again, or reports this conflict itself when it
+		// gives up: the answer made of this error is dropped, so it is not an outage to log.
+		return nil, Unavailable(s.Now())
 	}
 	if err != nil {
 		return nil, err
