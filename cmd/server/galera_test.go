@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,6 +155,7 @@ WHERE m.environment_id = ? ORDER BY m.id LIMIT 1`, env).Scan(&target).Error; err
 			}
 		}
 	})
+	t.Run("importWhileMarking", func(t *testing.T) { galeraImportWhileMarking(t, instances, apiKey, path, export) })
 	t.Run("nodeKilled", func(t *testing.T) { galeraNodeKilled(t, g, instances, apiKey, path) })
 }
 
@@ -376,4 +379,56 @@ func galeraNodeKilled(t *testing.T, g *dbtest.Galera, instances []*running, apiK
 	if s := g.Status(1, "cluster_size"); s != strconv.Itoa(dbtest.GaleraNodes) {
 		t.Errorf("cluster size %s after the restart, want %d", s, dbtest.GaleraNodes)
 	}
+}
+
+// galeraImportWhileMarking imports the file again through node 2 (replacing every
+// message, the marked one included) three times while marks of that message run on nodes
+// 1 and 3: when the import's transaction loses certification to a mark committed first,
+// it is run again from the start of the file; every import succeeds and every mark is 201,
+// a rare one after the documented retry (a mark that lost every attempt to the others).
+func galeraImportWhileMarking(t *testing.T, instances []*running, apiKey, path, export string) {
+	file := filepath.Join(t.TempDir(), "export.jsonl")
+	if err := os.WriteFile(file, []byte(export), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	retriesBefore := models.TransactionRetries().Retries.Load()
+	stop := make(chan struct{})
+	var marks, unavailable, failed atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				body := fmt.Sprintf(`{"status":"done","payload":{"import":%d}}`, i)
+				r := galeraPost(instances[w%2].base, apiKey, path, "", body)
+				marks.Add(1)
+				if r.err == nil && r.status == http.StatusServiceUnavailable {
+					// The documented retry, once, after Retry-After.
+					unavailable.Add(1)
+					time.Sleep(2 * time.Second)
+					r = galeraPost(instances[w%2].base, apiKey, path, "", body)
+				}
+				if r.err != nil || r.status != http.StatusCreated {
+					failed.Add(1)
+					t.Errorf("mark during the import: %d %v %s", r.status, r.err, r.body)
+				}
+			}
+		}()
+	}
+	for range 3 {
+		var stdout, stderr bytes.Buffer
+		if code := newApp(&stdout, &stderr).run(context.Background(), []string{"server", "import", "--file", file}); code != 0 {
+			t.Errorf("import during marks: exit %d: %s", code, stderr.String())
+		}
+	}
+	close(stop)
+	wg.Wait()
+	t.Logf("3 imports with %d marks running: %d answered 503 and succeeded on their retry, %d failed; %d transactions retried",
+		marks.Load(), unavailable.Load(), failed.Load(), models.TransactionRetries().Retries.Load()-retriesBefore)
 }

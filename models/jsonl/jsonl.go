@@ -39,7 +39,8 @@ type ImportStats struct{ Lines, Messages, Subscribers, Templates, Environments i
 // Import reads JSON Lines and upserts environments, subscribers, templates and messages,
 // keeping ids and timestamps; fields the record does not define are ignored. It runs in
 // one transaction: a bad line fails the whole import with an EINVALID error naming the
-// line, and nothing is written. Importing the same file again changes nothing.
+// line, and nothing is written. Importing the same file again changes nothing. A
+// seekable reader (a file) is read again when the transaction loses a conflict.
 // progress, when set, gets the lines read; on error the stats say how far the import got.
 func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lines int)) (ImportStats, error) {
 	var stats ImportStats
@@ -50,7 +51,24 @@ func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lin
 		return stats, err
 	}
 	defer func() { _ = release(context.WithoutCancel(ctx)) }()
-	err = s.Transaction(ctx, func(ctx context.Context) error {
+	// A file can be read again from where it started, so its transaction runs again after
+	// losing a conflict with a concurrent writer (on Galera, a mark of a message the
+	// import replaces, committed first on another node). A stream cannot: a conflict fails
+	// it whole, nothing written, and running it again is safe.
+	run, reread := s.Transaction, func() error { return nil }
+	if seeker, ok := r.(io.Seeker); ok {
+		if start, err := seeker.Seek(0, io.SeekCurrent); err == nil { // a pipe cannot
+			run = s.RetryTransaction
+			reread = func() error { _, err := seeker.Seek(start, io.SeekStart); return err }
+		}
+	}
+	err = run(ctx, func(ctx context.Context) error {
+		if models.TxAttempt(ctx) > 1 {
+			if err := reread(); err != nil {
+				return fmt.Errorf("read import again: %w", err)
+			}
+			stats = ImportStats{}
+		}
 		imp := newImporter(ctx, s, &stats)
 		sc := bufio.NewScanner(r)
 		sc.Buffer(make([]byte, 0, 64<<10), maxLine)
