@@ -38,19 +38,27 @@ type listBody struct {
 }
 
 func (t *target) list(ctx context.Context, client *http.Client, q url.Values) (*listBody, error) {
+	var page listBody
+	if err := t.listInto(ctx, client, q, &page); err != nil {
+		return nil, err
+	}
+	return &page, nil
+}
+
+// listInto reads GET /v1/messages with q and decodes its page into v.
+func (t *target) listInto(ctx context.Context, client *http.Client, q url.Values, v any) error {
 	req, err := t.get(ctx, t.listURL(q))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	body, err := send(client, req, http.StatusOK, false)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var page listBody
-	if err := json.Unmarshal(body, &page); err != nil {
-		return nil, fmt.Errorf("GET /v1/messages: %w", err)
+	if err := json.Unmarshal(body, v); err != nil {
+		return fmt.Errorf("GET /v1/messages: the page is not JSON: %w", err)
 	}
-	return &page, nil
+	return nil
 }
 
 // transactionsWanted is how many transaction ids rest-transactions filters by.

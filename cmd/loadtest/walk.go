@@ -171,17 +171,9 @@ func runWalk(ctx context.Context, c walkConfig, stdout, log io.Writer) error {
 // fetchWalkPage reads one page.
 func fetchWalkPage(ctx context.Context, client *http.Client, c walkConfig, page int) (*walkPage, error) {
 	t := &target{baseURL: c.baseURL, apiKey: c.apiKey}
-	req, err := t.get(ctx, t.listURL(url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(c.limit)}}))
-	if err != nil {
-		return nil, err
-	}
-	body, err := send(client, req, http.StatusOK, false)
-	if err != nil {
-		return nil, err
-	}
 	var p walkPage
-	if err := json.Unmarshal(body, &p); err != nil {
-		return nil, fmt.Errorf("the page is not JSON: %w", err)
+	if err := t.listInto(ctx, client, url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(c.limit)}}, &p); err != nil {
+		return nil, err
 	}
 	return &p, nil
 }
