@@ -37,11 +37,7 @@ type authEntry struct {
 }
 
 func newAuthCache() authCache {
-	entries, err := lru.New[authKey, authEntry](authCacheSize)
-	if err != nil {
-		panic(err) // only for a size below 1
-	}
-	return authCache{entries: entries}
+	return authCache{entries: newLRU[authKey, authEntry](authCacheSize)}
 }
 
 // get returns the caller checked for k less than ttl before now.

@@ -47,11 +47,7 @@ type boundary struct {
 }
 
 func newBoundaryCache() boundaryCache {
-	entries, err := lru.New[boundaryKey, boundary](boundaryCacheSize)
-	if err != nil {
-		panic(err) // only for a size below 1
-	}
-	return boundaryCache{entries: entries}
+	return boundaryCache{entries: newLRU[boundaryKey, boundary](boundaryCacheSize)}
 }
 
 // filterKey identifies a filter within an environment; transaction ids in any order and

@@ -27,11 +27,7 @@ type templateKey struct {
 }
 
 func newTemplateCache() templateCache {
-	entries, err := lru.New[templateKey, *Template](templateCacheSize)
-	if err != nil {
-		panic(err) // only for a size below 1
-	}
-	return templateCache{entries: entries}
+	return templateCache{entries: newLRU[templateKey, *Template](templateCacheSize)}
 }
 
 // templateVersions resolves the templates of messages whose versions a page read, from

@@ -206,19 +206,21 @@ func wireType(t reflect.Type) string {
 // JSON carries every key the record can have.
 func filled() models.Message {
 	var m models.Message
-	fill(reflect.ValueOf(&m).Elem())
+	fill(reflect.ValueOf(&m).Elem(), "s")
 	return m
 }
 
-// fill sets v, and everything in it, to a value the record may hold: one element in
-// every slice, every pointer set, enums and timestamps valid.
-func fill(v reflect.Value) {
+// fill sets v, and everything in it, to a value the record may hold, with text as every
+// free string: one element in every slice, every pointer set, enums and timestamps valid,
+// free-form JSON with text inside it (and spaces a writer must keep as stored).
+func fill(v reflect.Value, text string) {
 	switch p := v.Addr().Interface().(type) {
 	case *models.Time:
 		*p = models.NewTime(time.Date(2025, 3, 1, 8, 0, 0, 250_000_000, time.UTC))
 		return
 	case *models.JSON:
-		*p = models.JSON(`{"k":[1,2.50,"<&>"]}`)
+		quoted, _ := json.Marshal(text)
+		*p = models.JSON(`{"k": [1, 2.50, "<&>", "\u2028"], "t": ` + string(quoted) + `}`)
 		return
 	case *models.ChannelType:
 		*p = models.ChannelPush
@@ -232,7 +234,7 @@ func fill(v reflect.Value) {
 	}
 	switch v.Kind() {
 	case reflect.String:
-		v.SetString("s")
+		v.SetString(text)
 	case reflect.Bool:
 		v.SetBool(true)
 	case reflect.Int, reflect.Int32, reflect.Int64:
@@ -241,14 +243,14 @@ func fill(v reflect.Value) {
 		v.SetFloat(2.5)
 	case reflect.Pointer:
 		v.Set(reflect.New(v.Type().Elem()))
-		fill(v.Elem())
+		fill(v.Elem(), text)
 	case reflect.Slice:
 		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		fill(v.Index(0))
+		fill(v.Index(0), text)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i))
+				fill(v.Field(i), text)
 			}
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -46,44 +45,8 @@ func streamed(t testing.TB, page *models.MessagesPage) []byte {
 // everyField returns a value of T with every field set, down to the last nested one.
 func everyField[T any]() *T {
 	v := new(T)
-	setEvery(reflect.ValueOf(v).Elem(), "s")
+	fill(reflect.ValueOf(v).Elem(), "s")
 	return v
-}
-
-// setEvery sets v, and everything in it, to a value the record may hold, with text as
-// every string.
-func setEvery(v reflect.Value, text string) {
-	switch p := v.Addr().Interface().(type) {
-	case *models.Time:
-		*p = models.NewTime(time.Date(2025, 3, 1, 8, 0, 0, 250_000_000, time.UTC))
-		return
-	case *models.JSON:
-		quoted, _ := json.Marshal(text)
-		*p = models.JSON(`{"k": [1, 2.50, "<&>", "\u2028"], "t": ` + string(quoted) + `}`)
-		return
-	}
-	switch v.Kind() {
-	case reflect.String:
-		v.SetString(text)
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int32, reflect.Int64:
-		v.SetInt(3)
-	case reflect.Float64:
-		v.SetFloat(2.5)
-	case reflect.Pointer:
-		v.Set(reflect.New(v.Type().Elem()))
-		setEvery(v.Elem(), text)
-	case reflect.Slice:
-		v.Set(reflect.MakeSlice(v.Type(), 1, 1))
-		setEvery(v.Index(0), text)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				setEvery(v.Field(i), text)
-			}
-		}
-	}
 }
 
 // The text of every string of the hostile records: HTML characters (kept unescaped), the
@@ -95,7 +58,7 @@ func TestWritePageIsWriteJSON(t *testing.T) {
 	t.Parallel()
 	full := everyField[models.Message]()
 	hostile := everyField[models.Message]()
-	setEvery(reflect.ValueOf(hostile).Elem(), hostileText)
+	fill(reflect.ValueOf(hostile).Elem(), hostileText)
 	hostile.Payload = models.JSON("{ \"html\" : \"<a href='x'>&amp;</a>\",\n\t\"sep\": \"\u2028\", \"n\": [ 1 , 2 ] }")
 	hostile.Template.Data = models.JSON("{\n  \"nested\" : { \"x\" : \"<&>\" }\n}")
 
