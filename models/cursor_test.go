@@ -529,13 +529,20 @@ type queryLog struct {
 func recordQueries(t testing.TB, s *models.Store) *queryLog {
 	t.Helper()
 	l := &queryLog{}
-	err := s.DB().Callback().Query().After("gorm:query").Register("test:record_queries", func(db *gorm.DB) {
+	record := func(db *gorm.DB) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		l.list = append(l.list, query{Table: db.Statement.Table, SQL: db.Statement.SQL.String(), Vars: append([]any(nil), db.Statement.Vars...)})
-	})
-	if err != nil {
-		t.Fatal(err)
+	}
+	// A page's statement is read row by row (Rows), which GORM runs as a Row callback.
+	cb := s.DB().Callback()
+	for _, err := range []error{
+		cb.Query().After("gorm:query").Register("test:record_queries", record),
+		cb.Row().After("gorm:row").Register("test:record_queries", record),
+	} {
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 	return l
 }

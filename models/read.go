@@ -4,25 +4,15 @@ import (
 	"context"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/schema"
 )
 
 // embedded says which records a read attaches to each message.
 type embedded struct {
 	Subscribers bool
 	Templates   bool
-}
-
-// joinedRow is one row of readMessages' statement: the message, its subscriber's columns
-// (prefixed, all NULL when it has none) and its template's version (NULL when none).
-type joinedRow struct {
-	Message         `gorm:"embedded"`
-	Sub             Subscriber `gorm:"embedded;embeddedPrefix:s__"`
-	TemplateVersion Stamp
 }
 
 // rowOrder is the order readMessages returns messages in.
@@ -50,30 +40,32 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	// routable to one shard (docs/scaling.md) and the joined rows within the tenant.
 	q := s.conn(ctx).Table("messages").Joins("JOIN (?) AS picked ON picked.id = messages.id", picks).
 		Where("messages.environment_id = ?", environmentID)
-	columns := []string{"messages.*"}
+	columns := []string{messageSelect}
 	if e.Subscribers {
 		q = q.Joins("LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id")
-		columns = append(columns, s.subscriberColumns()...)
+		columns = append(columns, subscriberSelect)
 	}
 	if e.Templates {
 		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
 		columns = append(columns, "t.changed_at AS template_version")
 	}
-	var rows []*joinedRow
-	if err := q.Select(strings.Join(columns, ", ")).Find(&rows).Error; err != nil {
+	rows, err := q.Select(strings.Join(columns, ", ")).Rows()
+	if err != nil {
 		return nil, err
 	}
-	msgs := make([]*Message, len(rows))
-	versions := make([]time.Time, len(rows))
-	for i, r := range rows {
-		m := &r.Message
-		m.applyMark()
-		m.normalize()
-		if e.Subscribers && r.Sub.ID != "" {
-			sub := r.Sub
-			m.Subscriber = &sub
+	defer rows.Close()
+	// Never nil: an empty page is an empty list on the wire, not null.
+	msgs, versions := []*Message{}, []time.Time{}
+	scan := newJoinedScan(e)
+	for rows.Next() {
+		m, version, err := scan.read(rows, e)
+		if err != nil {
+			return nil, err
 		}
-		msgs[i], versions[i] = m, r.TemplateVersion.Time
+		msgs, versions = append(msgs, m), append(versions, version)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
 	}
 	if e.Templates {
 		if err := s.attachTemplates(ctx, environmentID, msgs, versions); err != nil {
@@ -93,24 +85,4 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 		})
 	}
 	return msgs, nil
-}
-
-var (
-	subscriberColumnsOnce sync.Once
-	subscriberColumnList  []string
-)
-
-// subscriberColumns selects every column of subscribers s under the prefix joinedRow
-// scans it by.
-func (s *Store) subscriberColumns() []string {
-	subscriberColumnsOnce.Do(func() {
-		sch, err := schema.Parse(&Subscriber{}, &sync.Map{}, s.db.NamingStrategy)
-		if err != nil {
-			panic(err) // a struct GORM cannot parse is a programming error
-		}
-		for _, name := range sch.DBNames {
-			subscriberColumnList = append(subscriberColumnList, "s."+name+" AS s__"+name)
-		}
-	})
-	return subscriberColumnList
 }
