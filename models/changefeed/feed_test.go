@@ -159,8 +159,15 @@ func TestFeedHoldCoversLongTransactions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// The feed reads holds every few polls.
-		time.Sleep(200 * time.Millisecond)
+		// The feed reads holds every few polls: wait for one read that began after the hold.
+		polls := w.feed.Stats().Polls.Load()
+		deadline := time.Now().Add(10 * time.Second)
+		for w.feed.Stats().Polls.Load() < polls+changefeed.HoldEvery+1 {
+			if time.Now().After(deadline) {
+				t.Fatal("the feed stopped polling")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		err = s.DB().Transaction(func(tx *gorm.DB) error {
 			id := dbtest.RawMessage(t, tx, w.tn.Env, w.bob.ID, nil)
 			if err := tx.Exec("UPDATE messages SET subject = 'late' WHERE id = ?", id).Error; err != nil {

@@ -198,7 +198,14 @@ func laterOf(a, b time.Time) time.Time {
 // dropped, and hands the stream back to the feed once it has caught up; or it ends the
 // stream.
 func (s *Subscription) pump(from *Resume) {
-	latest := map[string]models.Position{} // newest position delivered per message
+	// The newest position delivered per message: from an earlier catch-up too, while the
+	// feed may still read those changes again (a second overflow soon after the first).
+	latest := map[string]models.Position{}
+	s.mu.Lock()
+	for id, p := range s.caughtUp {
+		latest[id] = p
+	}
+	s.mu.Unlock()
 	if from != nil && !s.replay(*from, latest) {
 		return
 	}
