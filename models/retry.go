@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -64,12 +65,24 @@ func TransactionRetries() *RetryStats { return &retryStats }
 // must be rolled back before it runs again, which RetryTransaction does. A request that
 // waits for a lock on purpose and means something by the timeout (an idempotency claim)
 // turns its 1205 into its own answer before anything sees it.
+//
+// On a Galera node there is a third form: a transaction aborted by a replicated write
+// while the server was opening a table reports the table's triggers as unparsable (1064,
+// "Trigger ... has an error in its body", at a different place each time, or "Query was
+// empty"): the abort stops the parser of the trigger's body midway. The stored
+// definitions are intact, and running the transaction again succeeds. A trigger that is
+// really broken fails the same way on every attempt, and ends as spent attempts do, with
+// the database's message in the log.
 func IsConflict(err error) bool {
 	if errors.Is(err, ErrRolledBack) {
 		return true
 	}
 	var myErr *mysqldriver.MySQLError
-	return errors.As(err, &myErr) && (myErr.Number == 1213 || myErr.Number == 1205)
+	if !errors.As(err, &myErr) {
+		return false
+	}
+	return myErr.Number == 1213 || myErr.Number == 1205 ||
+		myErr.Number == 1064 && strings.Contains(myErr.Message, "has an error in its body")
 }
 
 // ErrRolledBack is a store call finding that its transaction was rolled back under it

@@ -67,7 +67,7 @@ func IsUnavailable(err error) bool {
 	}
 	var myErr *mysqldriver.MySQLError
 	if errors.As(err, &myErr) {
-		return unavailableMySQLErrors[myErr.Number]
+		return unavailableMySQLErrors[myErr.Number] || IsConflict(err)
 	}
 	var liteErr *sqlitedriver.Error
 	if errors.As(err, &liteErr) {

@@ -48,6 +48,8 @@ func TestIsUnavailableClassifies(t *testing.T) {
 		{"unavailableConnectionKilled", &mysqldriver.MySQLError{Number: 1927, Message: "Connection was killed"}, true},
 		{"unavailableDeadlockAfterRetries", &mysqldriver.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock; try restarting transaction"}, true},
 		{"unavailableGaleraNodeNotReady", &mysqldriver.MySQLError{Number: 1047, Message: "WSREP has not yet prepared node for application use"}, true},
+		{"unavailableTriggerParseAbortedAfterRetries", &mysqldriver.MySQLError{Number: 1064, Message: "Trigger 'messages_count_update' has an error in its body: 'Query was empty'"}, true},
+		{"availableSyntaxError", &mysqldriver.MySQLError{Number: 1064, Message: "You have an error in your SQL syntax"}, false},
 		{"availableNil", nil, false},
 		{"availableClientCancelled", context.Canceled, false},
 		{"availableDuplicateKey", &mysqldriver.MySQLError{Number: 1062, Message: "Duplicate entry"}, false},
