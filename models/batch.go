@@ -2,6 +2,8 @@ package models
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"gorm.io/gorm"
 	"gorm.io/gorm/clause"
@@ -32,7 +34,7 @@ const (
 
 // WriteBatch inserts a batch in multi-row INSERTs, with logging off: a slow statement
 // would otherwise log its thousands of placeholders, and errors reach the caller anyway.
-// It joins the transaction ctx carries (an import's, all or nothing), where a conflict
+// It joins the transaction ctx carries (an import's), where a conflict
 // with a concurrent writer fails that whole transaction for its owner to run again (see
 // noteConflict). Without one it runs in a transaction of its own, run again after a
 // conflict (a Galera node certifying a concurrent write to the same rows first): the
@@ -173,4 +175,45 @@ func (s *Store) MessageCount(ctx context.Context, environmentID string) (int64, 
 	var n int64
 	err := s.conn(ctx).Model(&Message{}).Where("environment_id = ?", environmentID).Count(&n).Error
 	return n, err
+}
+
+// WriteSetLimit is what a database lets one transaction write when it certifies each
+// transaction whole across a cluster (a Galera node): the write set travels to every
+// node at commit, bounded in rows (wsrep_max_ws_rows) and bytes (wsrep_max_ws_size).
+type WriteSetLimit struct {
+	// Certified is true on a Galera node; false on SQLite and a single MySQL server,
+	// where one transaction may write any number of rows.
+	Certified bool
+	// Rows and Bytes bound one transaction's writes; 0 for no bound.
+	Rows, Bytes int64
+}
+
+// WriteSetLimit asks the database how much one transaction may write.
+func (s *Store) WriteSetLimit(ctx context.Context) (WriteSetLimit, error) {
+	var l WriteSetLimit
+	if s.dialect != DialectMySQL {
+		return l, nil
+	}
+	// SHOW VARIABLES, not @@wsrep_on: MySQL without Galera has no such variable.
+	rows, err := s.conn(ctx).Raw("SHOW VARIABLES WHERE Variable_name IN ('wsrep_on', 'wsrep_max_ws_rows', 'wsrep_max_ws_size')").Rows()
+	if err != nil {
+		return l, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return l, err
+		}
+		n, _ := strconv.ParseInt(value, 10, 64)
+		switch strings.ToLower(name) {
+		case "wsrep_on":
+			l.Certified = strings.EqualFold(value, "ON")
+		case "wsrep_max_ws_rows":
+			l.Rows = n
+		case "wsrep_max_ws_size":
+			l.Bytes = n
+		}
+	}
+	return l, rows.Err()
 }

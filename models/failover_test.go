@@ -2,9 +2,13 @@ package models
 
 import (
 	"context"
+	"errors"
 	"net"
+	"strings"
 	"testing"
+	"time"
 
+	mysqldriver "github.com/go-sql-driver/mysql"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -26,46 +30,58 @@ func TestSplitHosts(t *testing.T) {
 	}
 }
 
-// TestDialHostsMovesToTheNextHost: a refused host is passed over for the next, which is
-// then dialled first.
-func TestDialHostsMovesToTheNextHost(t *testing.T) {
+func TestNodeSynced(t *testing.T) {
 	t.Parallel()
-	up, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer up.Close()
-	gone, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	down := gone.Addr().String()
-	gone.Close()
-	go func() {
-		for {
-			c, err := up.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
+	for _, tt := range []struct {
+		name   string
+		status map[string]string
+		synced bool
+	}{
+		{"mysql", map[string]string{}, true},
+		{"mariadbWithoutProvider", map[string]string{"wsrep_provider_name": "", "wsrep_ready": "OFF"}, true},
+		{"synced", map[string]string{"wsrep_provider_name": "Galera", "wsrep_ready": "ON", "wsrep_local_state": "4"}, true},
+		{"notReady", map[string]string{"wsrep_provider_name": "Galera", "wsrep_ready": "OFF", "wsrep_local_state": "4"}, false},
+		{"joiner", map[string]string{"wsrep_provider_name": "Galera", "wsrep_ready": "ON", "wsrep_local_state": "1"}, false},
+		{"donor", map[string]string{"wsrep_provider_name": "Galera", "wsrep_ready": "ON", "wsrep_local_state": "2"}, false},
+	} {
+		err := nodeSynced(tt.status)
+		if (err == nil) != tt.synced || (err != nil && !errors.Is(err, errNotSynced)) {
+			t.Errorf("%s: nodeSynced(%v) = %v, want synced %v", tt.name, tt.status, err, tt.synced)
 		}
-	}()
-	addr := down + "," + up.Addr().String()
+	}
+}
+
+// TestHostsConnectorEveryHostDown: with every host refusing, connecting fails with each
+// host's reason, an unavailable error, and each host is tried after the others for a while.
+func TestHostsConnectorEveryHostDown(t *testing.T) {
+	t.Parallel()
+	var down []string
 	for range 2 {
-		conn, err := dialHosts(context.Background(), addr)
+		gone, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			t.Fatalf("dial %s: %v", addr, err)
+			t.Fatal(err)
 		}
-		if got := conn.RemoteAddr().String(); got != up.Addr().String() {
-			t.Errorf("dialled %s, want the host that is up, %s", got, up.Addr())
+		down = append(down, gone.Addr().String())
+		gone.Close()
+	}
+	cfg, err := mysqldriver.ParseDSN("root@tcp(" + strings.Join(down, ",") + ")/db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := newHostsConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(down, c.addrs); diff != "" {
+		t.Errorf("hosts (-want +got):\n%s", diff)
+	}
+	_, err = c.Connect(context.Background())
+	if err == nil || !IsUnavailable(err) || !strings.Contains(err.Error(), down[0]) || !strings.Contains(err.Error(), down[1]) {
+		t.Errorf("every host down: %v, want an unavailable error naming both", err)
+	}
+	for i := range down {
+		if c.downUntil[i].Load() <= time.Now().UnixNano() {
+			t.Errorf("host %d is not put after the others", i)
 		}
-		conn.Close()
-	}
-	v, _ := preferred.Load(addr)
-	if v == nil || v.(interface{ Load() int32 }).Load() != 1 {
-		t.Errorf("the host that answered is not remembered first")
-	}
-	if _, err := dialHosts(context.Background(), down+","+down); err == nil || !IsUnavailable(err) {
-		t.Errorf("every host down: %v, want an unavailable error", err)
 	}
 }

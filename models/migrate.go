@@ -3,12 +3,10 @@ package models
 import (
 	"cmp"
 	"context"
-	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"path"
 	"slices"
 	"strings"
@@ -65,10 +63,13 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // MigrateUp applies every pending migration, in version order, and returns those it
-// applied (none when the database is up to date). On MySQL, instances starting together
-// take turns through a named lock, so each migration runs once.
+// applied (none when the database is up to date). On MySQL, instances starting together,
+// on one server or on several nodes of a cluster, take turns through the migration lock
+// (migrationLock), so each migration runs once.
 func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
-	p, err := s.migrator()
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	p, err := s.migrator(lost)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +84,7 @@ func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
 	}
 	results, err := p.Up(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("migrate up: %w", err)
+		return nil, fmt.Errorf("migrate up: %w", leaseLost(ctx, err))
 	}
 	applied := make([]Migration, 0, len(results))
 	for _, r := range results {
@@ -95,7 +96,9 @@ func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
 // MigrateDown rolls back the most recently applied migration, one step, and returns it.
 // With nothing applied it returns ErrNothingToRollBack and leaves the database untouched.
 func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
-	p, err := s.migrator()
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	p, err := s.migrator(lost)
 	if err != nil {
 		return Migration{}, err
 	}
@@ -114,7 +117,7 @@ func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
 		return Migration{}, ErrNothingToRollBack
 	}
 	if err != nil {
-		return Migration{}, fmt.Errorf("migrate down: %w", err)
+		return Migration{}, fmt.Errorf("migrate down: %w", leaseLost(ctx, err))
 	}
 	return migrationOf(r.Source), nil
 }
@@ -123,7 +126,7 @@ func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
 // the database records that this binary does not know, in version order. It only reads:
 // asking about a fresh database leaves it untouched.
 func (s *Store) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
-	p, err := s.migrator()
+	p, err := s.migrator(nil)
 	if err != nil {
 		return nil, err
 	}
@@ -145,8 +148,9 @@ func (s *Store) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 }
 
 // migrator is goose's view of the embedded migrations for this store's dialect. It shares
-// the store's pool: never Close it.
-func (s *Store) migrator() (*goose.Provider, error) {
+// the store's pool: never Close it. On MySQL it migrates under the migration lock, which
+// calls lost should another migrator take its lease over.
+func (s *Store) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) {
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return nil, err
@@ -155,7 +159,7 @@ func (s *Store) migrator() (*goose.Provider, error) {
 	var opts []goose.ProviderOption
 	if s.dialect == DialectMySQL {
 		dir, dialect = "migrations/mysql", goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(mysqlMigrationLock{}))
+		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: sqlDB, lost: lost}))
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
@@ -246,33 +250,10 @@ func migrationOf(src *goose.Source) Migration {
 	return Migration{Version: src.Version, Name: name}
 }
 
-// mysqlMigrationLock serialises migrations of one database across instances with MySQL's
-// named locks (GET_LOCK), held by the migrating connection: several instances starting
-// together take turns, and the second finds nothing left to apply. The lock is released
-// when the connection closes, so a crashed migration never leaves it behind.
-type mysqlMigrationLock struct{}
-
-// lockName is per database: named locks are server-wide, and one server may hold several
-// databases. MySQL limits names to 64 characters.
-const lockName = "LEFT(CONCAT('messages-migrate:', DATABASE()), 64)"
-
-func (mysqlMigrationLock) SessionLock(ctx context.Context, conn *sql.Conn) error {
-	wait := 5 * time.Minute
-	if deadline, ok := ctx.Deadline(); ok {
-		wait = time.Until(deadline)
+// leaseLost names the cause when a migration failed because its lease was taken over.
+func leaseLost(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrMigrationLeaseLost) {
+		return fmt.Errorf("%w: %w", cause, err)
 	}
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, "SELECT GET_LOCK("+lockName+", ?)", int(math.Ceil(max(wait, time.Second).Seconds()))).Scan(&got); err != nil {
-		return fmt.Errorf("take the migration lock: %w", err)
-	}
-	if got.Int64 != 1 {
-		// Another instance is still migrating; waiting longer may succeed.
-		return fmt.Errorf("another instance held the migration lock for %s: %w", wait.Round(time.Second), context.DeadlineExceeded)
-	}
-	return nil
-}
-
-func (mysqlMigrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error {
-	_, err := conn.ExecContext(ctx, "DO RELEASE_LOCK("+lockName+")")
 	return err
 }

@@ -62,10 +62,11 @@ type index struct {
 	Columns []string
 }
 
-// tableNames lists the tables of s's database, without SQLite's own (sqlite_sequence).
+// tableNames lists the tables of s's database, without SQLite's own (sqlite_sequence) and
+// the migration lock's, which is not part of the schema.
 func tableNames(t *testing.T, s *models.Store) []string {
 	t.Helper()
-	q := "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'"
+	q := "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' AND table_name <> '" + models.MigrationLockTable + "'"
 	if s.Dialect() == models.DialectSQLite {
 		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 	}

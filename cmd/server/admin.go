@@ -193,7 +193,7 @@ func (a *app) apikeyCommand() *cli.Command {
 func (a *app) importCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "import",
-		Usage: "load messages from JSON Lines (one Message record per line, with subscriber and template); all or nothing",
+		Usage: "load messages from JSON Lines (one Message record per line, with subscriber and template); all or nothing, except on a Galera node: every line checked, then committed in chunks, and a run that stopped is completed by running it again",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "file", Usage: "file to read, or - for stdin", Required: true}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			var r io.Reader = os.Stdin

@@ -156,6 +156,9 @@ WHERE m.environment_id = ? ORDER BY m.id LIMIT 1`, env).Scan(&target).Error; err
 		}
 	})
 	t.Run("importWhileMarking", func(t *testing.T) { galeraImportWhileMarking(t, instances, apiKey, path, export) })
+	t.Run("countsAndEvents", func(t *testing.T) {
+		galeraCountsAndEvents(t, store1, url3, instances, apiKey, env, target.ID, target.SubscriberID)
+	})
 	t.Run("nodeKilled", func(t *testing.T) { galeraNodeKilled(t, g, instances, apiKey, path) })
 }
 

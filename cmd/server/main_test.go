@@ -63,7 +63,7 @@ func start(t *testing.T, args ...string) *running {
 	case addr := <-ready:
 		r.base = "http://" + addr
 	case c := <-exit:
-		cancel()
+		exit <- c // for the cleanup's stop, which waits for the exit code
 		t.Fatalf("server exited with %d before listening:\n%s", c, stderr.String())
 	case <-time.After(60 * time.Second):
 		t.Fatalf("server did not listen within 60s:\n%s", stderr.String())

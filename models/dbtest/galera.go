@@ -2,15 +2,12 @@ package dbtest
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -32,7 +29,6 @@ type Galera struct {
 	t     testing.TB
 	dir   string
 	name  string
-	user  string // the system user mariadbd runs as
 	nodes []*GaleraNode
 }
 
@@ -43,11 +39,7 @@ type GaleraNode struct {
 	// Port is the MySQL protocol's port; GaleraPort, ISTPort and SSTPort are the
 	// replication's (group communication, incremental and full state transfer).
 	Port, GaleraPort, ISTPort, SSTPort int
-	dir                                string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when the process has exited
+	proc                               *mariadbdProcess
 }
 
 // URL is the DATABASE_URL of database db on the node (the server's root when db is "").
@@ -98,43 +90,26 @@ func StartGalera(t testing.TB) *Galera {
 	}
 	g := &Galera{t: t, dir: dir, name: "test_" + randomSuffix()}
 	t.Cleanup(g.stop)
-	if os.Geteuid() == 0 {
-		// mariadbd refuses to run as root: its directories belong to mysql.
-		g.user = "mysql"
-		if _, err := user.Lookup(g.user); err != nil {
-			t.Fatalf("running as root, Galera nodes run as the mysql user: %v", err)
-		}
-		if err := os.Chmod(dir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	owner := mariadbdUser(t, dir)
 	ports := freePorts(t, 4*GaleraNodes)
 	for i := range GaleraNodes {
-		n := &GaleraNode{N: i + 1, Port: ports[4*i], GaleraPort: ports[4*i+1], ISTPort: ports[4*i+2], SSTPort: ports[4*i+3],
-			dir: filepath.Join(dir, fmt.Sprintf("node%d", i+1))}
-		for _, d := range []string{n.dir, filepath.Join(n.dir, "tmp")} {
-			if err := os.MkdirAll(d, 0o755); err != nil {
-				t.Fatal(err)
-			}
+		n := &GaleraNode{N: i + 1, Port: ports[4*i], GaleraPort: ports[4*i+1], ISTPort: ports[4*i+2], SSTPort: ports[4*i+3]}
+		n.proc = &mariadbdProcess{name: fmt.Sprintf("Galera node %d", n.N), dir: filepath.Join(dir, fmt.Sprintf("node%d", n.N)), port: n.Port, owner: owner}
+		if err := os.MkdirAll(filepath.Join(n.proc.dir, "tmp"), 0o755); err != nil {
+			t.Fatal(err)
 		}
 		g.nodes = append(g.nodes, n)
 	}
 	// One system database, copied: the joiners' data is replaced by the first node's anyway.
 	first := g.nodes[0]
-	args := []string{"--no-defaults", "--datadir=" + filepath.Join(first.dir, "data"), "--auth-root-authentication-method=normal", "--skip-test-db"}
-	if g.user != "" {
-		args = append(args, "--user="+g.user)
-		g.chown(dir)
-	}
-	if out, err := exec.Command("mariadb-install-db", args...).CombinedOutput(); err != nil {
-		t.Fatalf("mariadb-install-db: %v\n%s", err, out)
-	}
+	chownTree(t, owner, dir)
+	installSystemDB(t, filepath.Join(first.proc.dir, "data"), owner)
 	for _, n := range g.nodes[1:] {
-		if out, err := exec.Command("cp", "-a", filepath.Join(first.dir, "data"), filepath.Join(n.dir, "data")).CombinedOutput(); err != nil {
+		if out, err := exec.Command("cp", "-a", filepath.Join(first.proc.dir, "data"), filepath.Join(n.proc.dir, "data")).CombinedOutput(); err != nil {
 			t.Fatalf("copy the system database: %v\n%s", err, out)
 		}
 	}
-	g.chown(dir)
+	chownTree(t, owner, dir)
 	g.launch(first, true)
 	g.waitSynced(first, 1, 60*time.Second)
 	for _, n := range g.nodes[1:] {
@@ -160,7 +135,7 @@ func (g *Galera) Name() string { return g.name }
 func (g *Galera) CreateDatabase() string {
 	g.t.Helper()
 	name := "msgtest_" + randomSuffix()
-	db := g.open(g.nodes[0])
+	db := g.nodes[0].proc.open(g.t)
 	defer db.Close()
 	if _, err := db.Exec("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		g.t.Fatalf("create database on Galera: %v", err)
@@ -171,15 +146,7 @@ func (g *Galera) CreateDatabase() string {
 // Kill stops node n at once (SIGKILL), as a crash would, and waits for it to be gone.
 func (g *Galera) Kill(n int) {
 	g.t.Helper()
-	node := g.nodes[n-1]
-	node.mu.Lock()
-	cmd, done := node.cmd, node.done
-	node.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	<-done
+	g.nodes[n-1].proc.kill()
 }
 
 // Restart starts node n again after Kill and waits until it has rejoined and is synced
@@ -194,7 +161,7 @@ func (g *Galera) Restart(n int) {
 // Status returns a wsrep status variable of node n ("cluster_size" for
 // wsrep_cluster_size), or "" when the node does not answer.
 func (g *Galera) Status(n int, name string) string {
-	db := g.open(g.nodes[n-1])
+	db := g.nodes[n-1].proc.open(g.t)
 	defer db.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
@@ -205,6 +172,16 @@ func (g *Galera) Status(n int, name string) string {
 	return v
 }
 
+// Exec runs a statement as root on node n, such as SET GLOBAL wsrep_max_ws_rows = 500.
+func (g *Galera) Exec(n int, query string) {
+	g.t.Helper()
+	db := g.nodes[n-1].proc.open(g.t)
+	defer db.Close()
+	if _, err := db.Exec(query); err != nil {
+		g.t.Fatalf("node %d: %s: %v", n, query, err)
+	}
+}
+
 // launch starts node's mariadbd; bootstrap starts a new cluster with it.
 func (g *Galera) launch(n *GaleraNode, bootstrap bool) {
 	g.t.Helper()
@@ -212,19 +189,8 @@ func (g *Galera) launch(n *GaleraNode, bootstrap bool) {
 	for _, p := range g.nodes {
 		peers = append(peers, fmt.Sprintf("127.0.0.1:%d", p.GaleraPort))
 	}
+	// The common options (mariadbdProcess.args), then the replication's.
 	args := []string{
-		"--no-defaults",
-		"--datadir=" + filepath.Join(n.dir, "data"),
-		"--socket=" + filepath.Join(n.dir, "mysqld.sock"),
-		"--pid-file=" + filepath.Join(n.dir, "mysqld.pid"),
-		"--log-error=" + filepath.Join(n.dir, "error.log"),
-		"--tmpdir=" + filepath.Join(n.dir, "tmp"),
-		fmt.Sprintf("--port=%d", n.Port),
-		"--bind-address=127.0.0.1",
-		"--skip-name-resolve",
-		"--innodb-buffer-pool-size=64M",
-		"--innodb-log-file-size=64M",
-		"--max-connections=500",
 		"--binlog-format=ROW",
 		"--innodb-autoinc-lock-mode=2",
 		"--wsrep-on=ON",
@@ -238,29 +204,11 @@ func (g *Galera) launch(n *GaleraNode, bootstrap bool) {
 		fmt.Sprintf("--wsrep-provider-options=base_port=%d;gmcast.listen_addr=tcp://127.0.0.1:%d;ist.recv_addr=127.0.0.1:%d;gcache.size=128M",
 			n.GaleraPort, n.GaleraPort, n.ISTPort),
 	}
-	if g.user != "" {
-		args = append(args, "--user="+g.user)
-	}
 	if bootstrap {
 		args = append(args, "--wsrep-new-cluster")
 	}
-	out, err := os.OpenFile(filepath.Join(n.dir, "stdout.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	cmd := exec.Command(mariadbd, args...)
-	cmd.Stdout, cmd.Stderr = out, out
-	// A group of its own, so Kill reaches the state transfer's rsync too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		g.t.Fatalf("start Galera node %d: %v", n.N, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); out.Close(); close(done) }()
-	n.mu.Lock()
-	n.cmd, n.done = cmd, done
-	n.mu.Unlock()
+	// In a process group of its own (start), so Kill reaches the state transfer's rsync too.
+	n.proc.start(g.t, args...)
 }
 
 // waitSynced waits until node answers, is synced and sees a cluster of size nodes.
@@ -272,84 +220,30 @@ func (g *Galera) waitSynced(n *GaleraNode, size int, within time.Duration) {
 			g.Status(n.N, "ready") == "ON" {
 			return
 		}
-		n.mu.Lock()
-		done := n.done
-		n.mu.Unlock()
-		select {
-		case <-done:
-			g.t.Fatalf("Galera node %d exited while starting:\n%s", n.N, g.tail(n))
-		default:
+		if n.proc.exited() {
+			g.t.Fatalf("Galera node %d exited while starting:\n%s", n.N, n.proc.tail())
 		}
 		if time.Now().After(deadline) {
-			g.t.Fatalf("Galera node %d not synced in a cluster of %d within %s:\n%s", n.N, size, within, g.tail(n))
+			g.t.Fatalf("Galera node %d not synced in a cluster of %d within %s:\n%s", n.N, size, within, n.proc.tail())
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
 }
 
-// open returns a handle on node's server (no database).
-func (g *Galera) open(n *GaleraNode) *sql.DB {
-	db, err := sql.Open("mysql", fmt.Sprintf("root@tcp(127.0.0.1:%d)/?timeout=2s", n.Port))
-	if err != nil {
-		g.t.Fatal(err)
-	}
-	return db
-}
-
-// tail is the end of node's error log, for a failure message.
-func (g *Galera) tail(n *GaleraNode) string {
-	b, _ := os.ReadFile(filepath.Join(n.dir, "error.log"))
-	if len(b) > 4000 {
-		b = b[len(b)-4000:]
-	}
-	return string(b)
-}
-
 // stop ends every node (SIGTERM, then SIGKILL after 20 s) and removes the directory.
 func (g *Galera) stop() {
+	// All at once: a node stopped alone waits for the others to notice it leave.
 	for _, n := range g.nodes {
-		n.mu.Lock()
-		cmd, done := n.cmd, n.done
-		n.mu.Unlock()
-		if cmd == nil {
-			continue
-		}
-		select {
-		case <-done:
-			continue
-		default:
-		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		n.proc.signal(syscall.SIGTERM)
 	}
 	for _, n := range g.nodes {
-		n.mu.Lock()
-		cmd, done := n.cmd, n.done
-		n.mu.Unlock()
-		if cmd == nil {
-			continue
-		}
-		select {
-		case <-done:
-		case <-time.After(20 * time.Second):
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-done
-		}
+		n.proc.stop(20 * time.Second)
 	}
 	if g.t.Failed() && os.Getenv("GALERA_KEEP") == "1" {
 		g.t.Logf("Galera directory kept: %s", g.dir)
 		return
 	}
 	_ = os.RemoveAll(g.dir)
-}
-
-// chown gives the directory tree to the user mariadbd runs as.
-func (g *Galera) chown(dir string) {
-	if g.user == "" {
-		return
-	}
-	if out, err := exec.Command("chown", "-R", g.user+":"+g.user, dir).CombinedOutput(); err != nil {
-		g.t.Fatalf("chown %s: %v\n%s", dir, err, out)
-	}
 }
 
 // freePorts returns n distinct loopback ports that were free a moment ago.

@@ -40,20 +40,25 @@ type seenRecord struct {
 }
 
 // importer accumulates one batch of records inside the import transaction, which ctx
-// carries.
+// carries, or, chunked, commits each batch in a transaction of its own.
 type importer struct {
 	ctx   context.Context
 	store *models.Store
 	stats *ImportStats
 	now   time.Time
-	envs  map[string]string     // environment id -> organization id
-	subs  map[string]seenRecord // subscriber _id
-	tpls  map[string]seenRecord // template _id
-	extID map[string]string     // environment + "\x00" + subscriberId -> subscriber _id
-	msgs  pending[*models.Message]
-	psubs pending[*models.Subscriber]
-	ptpls pending[*models.Template]
-	bytes int // input size of the batch
+	// check runs every check and writes nothing: the first pass of a chunked import.
+	check bool
+	// chunk, when not 0, commits every batch of at most chunk messages and chunkBytes of
+	// input on its own.
+	chunk, chunkBytes int
+	envs              map[string]string     // environment id -> organization id
+	subs              map[string]seenRecord // subscriber _id
+	tpls              map[string]seenRecord // template _id
+	extID             map[string]string     // environment + "\x00" + subscriberId -> subscriber _id
+	msgs              pending[*models.Message]
+	psubs             pending[*models.Subscriber]
+	ptpls             pending[*models.Template]
+	bytes             int // input size of the batch
 }
 
 func newImporter(ctx context.Context, s *models.Store, stats *ImportStats) *importer {
@@ -117,6 +122,7 @@ func (imp *importer) environment(line int, id, organizationID string) error {
 	}
 	existing, err := imp.store.Environment(imp.ctx, id)
 	switch {
+	case models.ErrorCode(err) == models.ENOTFOUND && imp.check:
 	case models.ErrorCode(err) == models.ENOTFOUND:
 		env := &models.Environment{ID: id, OrganizationID: organizationID, Name: "imported", CreatedAt: imp.now}
 		if err := imp.store.WriteBatch(imp.ctx, models.Batch{Environments: []*models.Environment{env}}, models.ConflictFail); err != nil {
@@ -132,17 +138,47 @@ func (imp *importer) environment(line int, id, organizationID string) error {
 	return nil
 }
 
-// flush checks the batch against what the database already holds, then upserts it.
+// full reports whether the batch is due to be written.
+func (imp *importer) full() bool {
+	if imp.chunk > 0 {
+		return len(imp.msgs.rows) >= imp.chunk || imp.bytes >= imp.chunkBytes
+	}
+	return len(imp.msgs.rows) >= batchSize || imp.bytes >= maxBatchBytes
+}
+
+// flush checks the batch against what the database already holds, then upserts it:
+// in the import's transaction, or chunked in one of its own, run again after a conflict.
 func (imp *importer) flush() error {
+	var err error
+	if imp.chunk > 0 && !imp.check {
+		err = imp.store.RetryTransaction(imp.ctx, imp.write)
+	} else {
+		err = imp.write(imp.ctx)
+	}
+	if err != nil {
+		return err
+	}
+	// Only now: a transaction run again after a conflict writes the same batch again.
+	if imp.chunk > 0 && !imp.check {
+		imp.stats.Committed = imp.stats.Lines
+	}
+	imp.psubs.reset()
+	imp.ptpls.reset()
+	imp.msgs.reset()
+	imp.bytes = 0
+	return nil
+}
+
+func (imp *importer) write(ctx context.Context) error {
 	batch := models.Batch{Subscribers: imp.psubs.rows, Templates: imp.ptpls.rows, Messages: imp.msgs.rows}
-	owners, err := imp.store.OwnersOf(imp.ctx, batch)
+	owners, err := imp.store.OwnersOf(ctx, batch)
 	if err != nil {
 		return err
 	}
 	if err := checkOwners("subscriber", &imp.psubs, owners.Subscribers, func(r *models.Subscriber) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
 		return err
 	}
-	if err := imp.checkExternalIDs(); err != nil {
+	if err := imp.checkExternalIDs(ctx); err != nil {
 		return err
 	}
 	if err := checkOwners("template", &imp.ptpls, owners.Templates, func(r *models.Template) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
@@ -151,14 +187,10 @@ func (imp *importer) flush() error {
 	if err := checkOwners("message", &imp.msgs, owners.Messages, func(r *models.Message) (string, string) { return r.ID, r.EnvironmentID }); err != nil {
 		return err
 	}
-	if err := imp.store.WriteBatch(imp.ctx, batch, models.ConflictReplace); err != nil {
-		return err
+	if imp.check {
+		return nil
 	}
-	imp.psubs.reset()
-	imp.ptpls.reset()
-	imp.msgs.reset()
-	imp.bytes = 0
-	return nil
+	return imp.store.WriteBatch(ctx, batch, models.ConflictReplace)
 }
 
 // checkOwners refuses rows whose id the database already holds in another environment:
@@ -174,13 +206,13 @@ func checkOwners[T any](what string, p *pending[T], owner map[string]string, key
 
 // checkExternalIDs refuses a subscriber whose subscriberId another subscriber of the same
 // environment already has: the pair is unique, and upserting would break that.
-func (imp *importer) checkExternalIDs() error {
+func (imp *importer) checkExternalIDs(ctx context.Context) error {
 	byEnv := map[string][]string{}
 	for _, r := range imp.psubs.rows {
 		byEnv[r.EnvironmentID] = append(byEnv[r.EnvironmentID], r.SubscriberID)
 	}
 	for env, extIDs := range byEnv {
-		stored, err := imp.store.SubscriberIDs(imp.ctx, env, extIDs)
+		stored, err := imp.store.SubscriberIDs(ctx, env, extIDs)
 		if err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -491,4 +492,88 @@ func TestExportUnknownEnvironment(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestImportChunked runs the import as on a Galera node, whose write sets are bounded
+// (here to 110 rows: chunks of 10 messages): a bad line after many chunks still writes
+// nothing (the first pass checks every line), a file or a stream arrives whole, and
+// importing it again changes nothing.
+func TestImportChunked(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		ctx := context.Background()
+		tn := transferFixture(t, s)
+		file := dbtest.Export(t, s, tn.Env.ID)
+		lines := bytes.SplitAfter(file, []byte("\n"))
+		lines = lines[:len(lines)-1]
+		limit := models.WriteSetLimit{Certified: true, Rows: 110}
+
+		broken := slices.Clone(lines)
+		broken[509] = []byte(`{"_id":"nope"}` + "\n")
+		fresh := dbtest.Open(t, s.Dialect())
+		if _, err := jsonl.ImportChunked(ctx, fresh, bytes.NewReader(bytes.Join(broken, nil)), nil, limit); models.ErrorCode(err) != models.EINVALID {
+			t.Fatalf("chunked import with a bad line 510: %v, want EINVALID", err)
+		}
+		if diff := cmp.Diff(map[string]int64{"environments": 0, "subscribers": 0, "templates": 0, "messages": 0}, dbtest.RowCounts(t, fresh)); diff != "" {
+			t.Errorf("rows left by a failed chunked import (-want +got):\n%s", diff)
+		}
+
+		// The second pass stops at line 300 (a disk failing, the node lost): the chunks
+		// before it stay, and the error says so; running the import again completes it.
+		stopped := &failingSecondRead{ReadSeeker: bytes.NewReader(file), after: len(bytes.Join(lines[:300], nil))}
+		stats, err := jsonl.ImportChunked(ctx, fresh, stopped, nil, limit)
+		if err == nil || !strings.Contains(err.Error(), "run the same import again") || stats.Committed == 0 || stats.Committed > 300 {
+			t.Fatalf("chunked import stopped at line 300: %v, %d lines committed; want an error saying to run it again, and at most the 300 lines before committed", err, stats.Committed)
+		}
+		if got := dbtest.RowCounts(t, fresh)["messages"]; got != int64(stats.Committed) {
+			t.Errorf("%d messages stored after a stop with %d lines committed", got, stats.Committed)
+		}
+
+		want := jsonl.ImportStats{Lines: 526, Messages: 526, Subscribers: 17, Templates: 5, Environments: 1, Committed: 526}
+		for _, from := range []struct {
+			name string
+			r    io.Reader
+		}{
+			{"fileAfterAStop", bytes.NewReader(file)},
+			{"stream", io.MultiReader(bytes.NewReader(file))}, // cannot seek: copied first
+			{"fileAgain", bytes.NewReader(file)},
+		} {
+			stats, err := jsonl.ImportChunked(ctx, fresh, from.r, nil, limit)
+			if err != nil {
+				t.Fatalf("%s: %v", from.name, err)
+			}
+			if diff := cmp.Diff(want, stats); diff != "" {
+				t.Errorf("%s: stats (-want +got):\n%s", from.name, diff)
+			}
+			if diff := cmp.Diff(string(file), string(dbtest.Export(t, fresh, tn.Env.ID))); diff != "" {
+				t.Errorf("%s: export of the chunked import differs (-original +imported):\n%s", from.name, diff)
+			}
+		}
+	})
+}
+
+// failingSecondRead reads normally once through, then fails after its first after bytes:
+// the second pass of a chunked import stopping half way.
+type failingSecondRead struct {
+	io.ReadSeeker
+	after, pass, read int
+}
+
+func (f *failingSecondRead) Seek(offset int64, whence int) (int64, error) {
+	if whence == io.SeekStart {
+		f.pass++
+		f.read = int(offset)
+	}
+	return f.ReadSeeker.Seek(offset, whence)
+}
+
+func (f *failingSecondRead) Read(p []byte) (int, error) {
+	if f.pass >= 1 && f.read >= f.after {
+		return 0, errors.New("read error: the disk failed")
+	}
+	if f.pass >= 1 {
+		p = p[:min(len(p), f.after-f.read)]
+	}
+	n, err := f.ReadSeeker.Read(p)
+	f.read += n
+	return n, err
 }

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+// TestGaleraOperations runs what an operator does to a 3-node Galera cluster, where
+// TestGalera runs what clients do: two instances migrating a fresh database at the same
+// moment from two nodes; a node refusing queries (wsrep_reject_queries, as during
+// maintenance) passed over by an instance whose DATABASE_URL names it first, and used
+// again once it accepts them; an import of 5,000 lines on a cluster whose write sets are
+// bounded to 500 rows.
+func TestGaleraOperations(t *testing.T) {
+	g := dbtest.StartGalera(t)
+	name := g.CreateDatabase()
+	t.Run("migrateFromTwoNodesAtOnce", func(t *testing.T) {
+		// A fresh database, then an upgrade: the last two migrations rolled back and
+		// applied again from both nodes at once, three times over.
+		galeraMigrateTogether(t, g, name, 0)
+		for range 3 {
+			galeraMigrateTogether(t, g, name, 2)
+		}
+	})
+	t.Run("unsyncedNodePassedOverThenUsedAgain", func(t *testing.T) { galeraUnsyncedNode(t, g, name) })
+	t.Run("importPastTheWriteSetLimit", func(t *testing.T) { galeraImportChunked(t, g, name) })
+}
+
+// openOn opens a store through DATABASE_URL url, closed when the test ends.
+func openOn(t *testing.T, url string, pool models.PoolOptions) *models.Store {
+	t.Helper()
+	s, err := models.Open(context.Background(), url, pool)
+	if err != nil {
+		t.Fatalf("open %s: %v", url, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// galeraMigrateTogether rolls back the last back migrations of database name (none on a
+// fresh one), then has stores on nodes 1 and 3 migrate it at the same moment: both
+// succeed and each pending migration is applied once. GET_LOCK alone is local to a node
+// and lets both apply the same migration; the lease row serialises them.
+func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int) {
+	ctx := context.Background()
+	stores := []*models.Store{openOn(t, g.Node(1).URL(name), models.DefaultPool), openOn(t, g.Node(3).URL(name), models.DefaultPool)}
+	for range back {
+		if _, err := stores[0].MigrateDown(ctx); err != nil {
+			t.Fatalf("roll back: %v", err)
+		}
+	}
+	applied := make([][]models.Migration, len(stores))
+	errs := make([]error, len(stores))
+	var wg sync.WaitGroup
+	ready := make(chan struct{})
+	for i, s := range stores {
+		wg.Go(func() {
+			<-ready
+			applied[i], errs[i] = s.MigrateUp(ctx)
+		})
+	}
+	close(ready)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("migrate on node %d: %v", []int{1, 3}[i], err)
+		}
+	}
+	t.Logf("node 1 applied %d migrations, node 3 %d", len(applied[0]), len(applied[1]))
+	status, err := openOn(t, g.Node(2).URL(name), models.DefaultPool).MigrationStatus(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range status {
+		if !m.Applied || m.Unknown {
+			t.Errorf("migration %d %s: applied %v, unknown %v; want applied", m.Version, m.Name, m.Applied, m.Unknown)
+		}
+	}
+	pending := len(status)
+	if back > 0 {
+		pending = back
+	}
+	if n := len(applied[0]) + len(applied[1]); n != pending {
+		t.Errorf("the two instances applied %d migrations between them, want each of %d once", n, pending)
+	}
+	var rows int64
+	if err := stores[0].DB().Raw("SELECT COUNT(*) FROM goose_db_version WHERE version_id > 0").Scan(&rows).Error; err != nil || int(rows) != len(status) {
+		t.Errorf("goose_db_version holds %d applied rows (%v), want %d", rows, err, len(status))
+	}
+}
+
+// galeraUnsyncedNode: node 1 refuses queries with 1047; an instance whose DATABASE_URL
+// names node 1 then node 2 serves from node 2, its pooled connections to node 1 included,
+// and moves back to node 1 once it accepts queries again.
+func galeraUnsyncedNode(t *testing.T, g *dbtest.Galera, name string) {
+	n1, n2 := g.Node(1), g.Node(2)
+	url := strings.Replace(n1.URL(name), n1.Addr(), n1.Addr()+","+n2.Addr(), 1)
+	pool := models.PoolOptions{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: time.Second, ConnMaxIdleTime: time.Second}
+	s := openOn(t, url, pool)
+	// ports asks as many connections as the pool holds which node they are on.
+	ports := func() ([]int, error) {
+		out := make([]int, pool.MaxOpenConns)
+		errs := make([]error, pool.MaxOpenConns)
+		var wg sync.WaitGroup
+		for i := range out {
+			wg.Go(func() { errs[i] = s.DB().Raw("SELECT @@port FROM (SELECT SLEEP(0.05)) AS pause").Scan(&out[i]).Error })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return out, err
+			}
+		}
+		return out, nil
+	}
+	all := func(got []int, port int) bool {
+		return !slices.ContainsFunc(got, func(p int) bool { return p != port })
+	}
+	if got, err := ports(); err != nil || !all(got, n1.Port) {
+		t.Fatalf("before: connections on ports %v (%v), want all on node 1 (%d)", got, err, n1.Port)
+	}
+
+	g.Exec(1, "SET GLOBAL wsrep_reject_queries = ALL")
+	t.Cleanup(func() { g.Exec(1, "SET GLOBAL wsrep_reject_queries = NONE") })
+	if got, err := ports(); err != nil || !all(got, n2.Port) {
+		t.Errorf("node 1 refusing queries: connections on ports %v (%v), want all on node 2 (%d)", got, err, n2.Port)
+	}
+	fresh := openOn(t, url, pool)
+	var port int
+	// Through a table, as any query of the store's: a node refusing queries still answers
+	// a SELECT that reads none.
+	if err := fresh.DB().Raw("SELECT @@port FROM (SELECT 1) AS one").Scan(&port).Error; err != nil || port != n2.Port {
+		t.Errorf("opened while node 1 refuses queries: on port %d (%v), want node 2 (%d)", port, err, n2.Port)
+	}
+
+	g.Exec(1, "SET GLOBAL wsrep_reject_queries = NONE")
+	back := time.Now()
+	eventually(t, 60*time.Second, "every connection back on node 1", func() bool {
+		got, err := ports()
+		return err == nil && all(got, n1.Port)
+	})
+	t.Logf("every connection back on node 1 %s after it accepted queries again", time.Since(back).Round(100*time.Millisecond))
+}
+
+// galeraImportChunked: with wsrep_max_ws_rows = 500 on every node, one transaction of
+// more rows fails; an import of 5,000 lines through node 2 succeeds, every message there
+// once with the counts to match, and importing it again changes nothing.
+func galeraImportChunked(t *testing.T, g *dbtest.Galera, name string) {
+	ctx := context.Background()
+	const env, lines = "670000000000000000000014", 5000
+	t.Setenv("APP_ENV", "production")
+	t.Setenv("DATABASE_URL", dbtest.URL(t, models.DialectSQLite))
+	if code, _, stderr := runCLI(t, "", "seed", "--seed", "14", "--messages", fmt.Sprint(lines), "--subscribers", "50", "--templates", "5", "--environment-id", env); code != 0 {
+		t.Fatalf("seed: %s", stderr)
+	}
+	code, export, stderr := runCLI(t, "", "export", "--environment-id", env)
+	if code != 0 {
+		t.Fatalf("export: %s", stderr)
+	}
+	file := filepath.Join(t.TempDir(), "import.jsonl")
+	if err := os.WriteFile(file, []byte(export), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	for n := 1; n <= dbtest.GaleraNodes; n++ {
+		g.Exec(n, "SET GLOBAL wsrep_max_ws_rows = 500")
+		t.Cleanup(func() { g.Exec(n, "SET GLOBAL wsrep_max_ws_rows = 0") })
+	}
+	store2 := openOn(t, g.Node(2).URL(name), models.DefaultPool)
+	if err := store2.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	// What the import was before: one transaction, here of 600 rows.
+	err := store2.Transaction(ctx, func(ctx context.Context) error {
+		return store2.DB().WithContext(ctx).Exec("INSERT INTO change_holds (id, expires_at) SELECT LPAD(seq, 24, '0'), UTC_TIMESTAMP(6) FROM seq_1_to_600").Error
+	})
+	if err == nil {
+		t.Fatal("a transaction of 600 rows committed under wsrep_max_ws_rows = 500")
+	}
+	t.Logf("one transaction of 600 rows: %v", err)
+
+	store1 := openOn(t, g.Node(1).URL(name), models.DefaultPool)
+	want := dbtest.ExportedMessages(t, []byte(export))
+	for _, run := range []string{"first", "again"} {
+		t.Setenv("DATABASE_URL", g.Node(2).URL(name))
+		started := time.Now()
+		code, _, stderr := runCLI(t, "", "import", "--file", file)
+		if code != 0 {
+			t.Fatalf("%s import of %d lines under wsrep_max_ws_rows = 500: %s", run, lines, stderr)
+		}
+		t.Logf("%s import of %d lines under wsrep_max_ws_rows = 500, through node 2: %s", run, lines, time.Since(started).Round(time.Millisecond))
+		eventually(t, 10*time.Second, "node 1 holds every imported message", func() bool {
+			var n int64
+			return store1.DB().Model(&models.Message{}).Where("environment_id = ?", env).Count(&n).Error == nil && n == lines
+		})
+		got := dbtest.ExportedMessages(t, dbtest.Export(t, store1, env))
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d messages exported from node 1, want %d", run, len(got), len(want))
+		}
+		for i := range want {
+			if got[i].ID != want[i].ID || got[i].Channel != want[i].Channel || !got[i].CreatedAt.Equal(want[i].CreatedAt.Time) {
+				t.Fatalf("%s: message %d on node 1 is %s, want %s as in the file", run, i, got[i].ID, want[i].ID)
+			}
+		}
+		var counted int64
+		if err := store1.DB().Raw("SELECT COALESCE(SUM(n), 0) FROM message_counts WHERE environment_id = ? AND subscriber_id = '' AND channel = ''", env).
+			Scan(&counted).Error; err != nil || counted != lines {
+			t.Errorf("%s: the counter rows say %d messages (%v), want %d", run, counted, err, lines)
+		}
+	}
+}
