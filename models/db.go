@@ -13,7 +13,6 @@ import (
 
 	"github.com/glebarez/sqlite"
 	mysqldriver "github.com/go-sql-driver/mysql"
-	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 )
@@ -41,6 +40,8 @@ type Store struct {
 	templates  templateCache
 	boundaries boundaryCache
 	statements statementCounter
+	// replicas serve lists when DATABASE_READ_URLS names some (UseReplicas); nil otherwise.
+	replicas *replicaSet
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -65,16 +66,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// Now fixes every timestamp.
 	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), boundaries: newBoundaryCache()}
-	db, err := gorm.Open(dialector, &gorm.Config{
-		TranslateError: true,
-		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
-			SlowThreshold:             500 * time.Millisecond,
-			LogLevel:                  logger.Warn,
-			IgnoreRecordNotFoundError: true,
-			ParameterizedQueries:      true,
-		}),
-		NowFunc: func() time.Time { return s.Now().UTC().Truncate(time.Millisecond) },
-	})
+	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
 		return nil, openError(err, databaseURL)
 	}
@@ -93,7 +85,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 	}
 	s.db = db
-	if err := s.countStatements(); err != nil {
+	if err := s.countStatements(db); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}
@@ -102,6 +94,20 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 		return nil, openError(err, databaseURL)
 	}
 	return s, nil
+}
+
+// gormConfig is how the store's handles are opened, the primary's and the replicas'.
+func (s *Store) gormConfig() *gorm.Config {
+	return &gorm.Config{
+		TranslateError: true,
+		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
+			SlowThreshold:             500 * time.Millisecond,
+			LogLevel:                  logger.Warn,
+			IgnoreRecordNotFoundError: true,
+			ParameterizedQueries:      true,
+		}),
+		NowFunc: func() time.Time { return s.Now().UTC().Truncate(time.Millisecond) },
+	}
 }
 
 // openError says what to fix when the database refuses the server or cannot be reached.
@@ -168,7 +174,7 @@ func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		return DialectMySQL, mysql.New(mysql.Config{DSN: dsn}), nil
+		return DialectMySQL, mysqlDialector(dsn), nil
 	}
 	path := sqlitePath(databaseURL)
 	if dir := filepath.Dir(path); dir != "." {
@@ -238,13 +244,17 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// Close releases the connection pool.
+// Close releases the connection pool, and the replicas' with their checks.
 func (s *Store) Close() error {
+	var replicas error
+	if s.replicas != nil {
+		replicas = s.replicas.close()
+	}
 	sqlDB, err := s.db.DB()
 	if err != nil {
 		return err
 	}
-	return sqlDB.Close()
+	return errors.Join(sqlDB.Close(), replicas)
 }
 
 // RedactURL hides the password of a database URL, for logs.

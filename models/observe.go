@@ -19,13 +19,30 @@ const TraceScope = "messages/models"
 // Trace makes every query of the store a client span of tp, a child of the span in the
 // query's context, named like "select messages" and carrying the SQL text with its
 // placeholders, never the values bound to them, so no message data or key hash leaves in
-// a trace. Call it once, before serving.
+// a trace. Call it once, before serving and after UseReplicas: replicas' queries are
+// traced too.
 //
 // It is a handful of GORM callbacks rather than gorm.io/plugin/opentelemetry, which links
 // the ClickHouse and PostgreSQL drivers into the binary whatever the dialect.
 func (s *Store) Trace(tp trace.TracerProvider) error {
 	t := sqlTracer{tracer: tp.Tracer(TraceScope), system: dbSystem(s.dialect)}
-	cb := s.db.Callback()
+	dbs := []*gorm.DB{s.db}
+	if s.replicas != nil {
+		for _, r := range s.replicas.replicas {
+			dbs = append(dbs, r.db)
+		}
+	}
+	for _, db := range dbs {
+		if err := t.register(db); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// register adds the tracer's callbacks to one handle: the primary's or a replica's.
+func (t sqlTracer) register(db *gorm.DB) error {
+	cb := db.Callback()
 	// Each step's span opens just before GORM's own callback runs the SQL and closes
 	// just after.
 	type register = func(name string, fn func(*gorm.DB)) error

@@ -24,8 +24,20 @@ type messagePage struct {
 
 // page runs the steps ListMessages and MessagesAfter share: read the window's messages
 // with their subscribers and template versions in one statement, and count the filter's
-// messages when asked (a constant-time read of its counter rows).
+// messages when asked (a constant-time read of its counter rows). With read replicas, all
+// of it reads one replica's snapshot (readList).
 func (s *Store) page(ctx context.Context, environmentID string, f ListFilter, w window, o ListOptions) (*messagePage, error) {
+	var found *messagePage
+	err := s.readList(ctx, func(ctx context.Context) error {
+		var err error
+		found, err = s.readPage(ctx, environmentID, f, w, o)
+		return err
+	})
+	return found, err
+}
+
+// readPage is page's work, on whichever database ctx leads to (conn).
+func (s *Store) readPage(ctx context.Context, environmentID string, f ListFilter, w window, o ListOptions) (*messagePage, error) {
 	page := &messagePage{}
 	// A deep offset page counts first: the count decides whether a boundary left by the
 	// previous page can replace the offset (boundary.go), and is the page's totalCount.

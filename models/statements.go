@@ -14,14 +14,15 @@ type statementCounter struct{ n atomic.Uint64 }
 // counting BEGIN and COMMIT.
 func (s *Store) Statements() uint64 { return s.statements.n.Load() }
 
-// countStatements registers the counter after each kind of statement GORM runs.
-func (s *Store) countStatements() error {
+// countStatements registers the counter after each kind of statement GORM runs on db (the
+// primary's handle or a replica's).
+func (s *Store) countStatements(db *gorm.DB) error {
 	count := func(db *gorm.DB) {
 		if !db.DryRun { // a subquery rendered into the statement that holds it
 			s.statements.n.Add(1)
 		}
 	}
-	cb := s.db.Callback()
+	cb := db.Callback()
 	for _, err := range []error{
 		cb.Query().After("gorm:query").Register("messages:count_statements", count),
 		cb.Row().After("gorm:row").Register("messages:count_statements", count),

@@ -232,6 +232,12 @@ func mask(name, value string) string {
 		return ""
 	case strings.Contains(lower, "secret") || strings.Contains(lower, "password") || strings.Contains(lower, "token"):
 		return "xxxxx"
+	case strings.HasSuffix(lower, "urls"):
+		urls := strings.Split(value, ",")
+		for i, u := range urls {
+			urls[i] = mask("url", strings.TrimSpace(u))
+		}
+		return strings.Join(urls, ",")
 	case strings.HasSuffix(lower, "url") || strings.HasSuffix(lower, "endpoint"):
 		if _, err := url.Parse(value); err != nil {
 			return "xxxxx (not a valid URL)"

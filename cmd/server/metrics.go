@@ -28,7 +28,7 @@ type observability struct {
 
 // newObservability registers the metrics on a registry of its own: requests per route,
 // GraphQL operations, the store's connection pool, rate-limit refusals, idempotent
-// replays, write transactions retried after a conflict, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
+// replays, write transactions retried after a conflict, reads served by replicas, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
 func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	o := &observability{registry: reg, tracer: tp}
@@ -80,6 +80,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 			counter("events_slow_consumers_total", "Subscriptions closed because their client read nothing for EVENTS_SLOW_TIMEOUT.", stats.SlowConsumers.Load),
 		)
 	}
+	cs = append(cs, replicaMetrics(store)...)
 	if limiter != nil {
 		cs = append(cs,
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -110,6 +111,57 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		}
 	}
 	return o, nil
+}
+
+// replicaMetrics say where lists were read and what each read replica's last check
+// found; none without replicas.
+func replicaMetrics(store *models.Store) []prometheus.Collector {
+	reads := store.ReplicaReads()
+	if reads == nil {
+		return nil
+	}
+	served := func(by, reason string, v func() uint64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name:        "db_list_reads_total",
+			Help:        "Lists, cursor pages and counts read, by where: a replica, or the primary because the caller wrote within DATABASE_READ_AFTER_WRITE, no replica was ready, or the read failed on a replica.",
+			ConstLabels: prometheus.Labels{"served_by": by, "reason": reason},
+		}, func() float64 { return float64(v()) })
+	}
+	cs := []prometheus.Collector{
+		served("replica", "ready", reads.Replica.Load),
+		served("primary", "after_write", reads.AfterWrite.Load),
+		served("primary", "no_replica_ready", reads.NoReplica.Load),
+		served("primary", "replica_failed", reads.Failed.Load),
+	}
+	for addr, pool := range store.ReplicaPools() {
+		cs = append(cs, collectors.NewDBStatsCollector(pool, "replica "+addr))
+	}
+	for i, r := range store.Replicas() {
+		status := func() models.ReplicaStatus { return store.Replicas()[i] }
+		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name:        "db_replica_lag_seconds",
+			Help:        "How far behind the primary each read replica was at its last check (Seconds_Behind_Master); -1 when it was not replicating or did not answer.",
+			ConstLabels: prometheus.Labels{"replica": r.Addr},
+		}, func() float64 {
+			if lag := status().Lag; lag >= 0 {
+				return lag.Seconds()
+			}
+			return -1
+		}))
+		for _, state := range []string{models.ReplicaUnchecked, models.ReplicaReady, models.ReplicaLagging, models.ReplicaStopped, models.ReplicaDown} {
+			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "db_replica_state",
+				Help:        "1 for the state each read replica's last check found: ready (serving lists), lagging (beyond DATABASE_READ_MAX_LAG), stopped (not replicating), down (unreachable) or unchecked.",
+				ConstLabels: prometheus.Labels{"replica": r.Addr, "state": state},
+			}, func() float64 {
+				if status().State == state {
+					return 1
+				}
+				return 0
+			}))
+		}
+	}
+	return cs
 }
 
 // graphqlExtensions are the gqlgen extensions that measure and trace operations.

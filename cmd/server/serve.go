@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
@@ -47,6 +48,9 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
+			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
+			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: models.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
+			&cli.DurationFlag{Name: "database-read-after-write", Usage: "how long a caller's lists read from the primary after it wrote through this instance, so it sees its own writes (unset: twice --database-read-max-lag; 0: never)", Value: 2 * models.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_AFTER_WRITE")},
 			&cli.DurationFlag{Name: "auth-cache-ttl", Usage: "how long an instance trusts an API key or session it checked: the longest a key revoked through another instance still works here (0: check every request)", Value: models.DefaultAuthTTL, Sources: cli.EnvVars("AUTH_CACHE_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -55,7 +59,12 @@ func (a *app) serveCommand() *cli.Command {
 				return err
 			}
 			c.introspection = c.development() || cmd.Bool("graphql-introspection")
+			replicas, err := replicaOptions(cmd, c)
+			if err != nil {
+				return err
+			}
 			return a.serve(ctx, c, serveOptions{
+				replicas:       replicas,
 				addr:           cmd.String("addr"),
 				requestTimeout: cmd.Duration("request-timeout"),
 				cursorSecret:   cmd.String("cursor-secret"),
@@ -90,6 +99,34 @@ type serveOptions struct {
 	websocketPing  time.Duration
 	// authTTL is how long a checked credential is trusted (models.Store.AuthTTL).
 	authTTL time.Duration
+	// replicas are the read replicas lists read from (none: the primary).
+	replicas models.ReplicaOptions
+}
+
+// replicaOptions reads the read replicas' settings: URLs that must be MySQL's, as the
+// primary must be, and a positive lag bound.
+func replicaOptions(cmd *cli.Command, c config) (models.ReplicaOptions, error) {
+	o := models.ReplicaOptions{MaxLag: cmd.Duration("database-read-max-lag"), ReadAfterWrite: cmd.Duration("database-read-after-write"), Pool: c.pool}
+	if !cmd.IsSet("database-read-after-write") {
+		o.ReadAfterWrite = 2 * o.MaxLag
+	}
+	list := cmd.String("database-read-urls")
+	if list == "" {
+		return o, nil
+	}
+	var err error
+	if o.URLs, err = models.ParseReadURLs(list); err != nil {
+		return o, usageError{err}
+	}
+	switch {
+	case !strings.HasPrefix(c.databaseURL, "mysql://"):
+		return o, usageError{errors.New("DATABASE_READ_URLS needs a MySQL primary in DATABASE_URL: SQLite has no replicas")}
+	case o.MaxLag <= 0:
+		return o, usageError{fmt.Errorf("DATABASE_READ_MAX_LAG must be positive, got %s", o.MaxLag)}
+	case o.ReadAfterWrite < 0:
+		return o, usageError{fmt.Errorf("DATABASE_READ_AFTER_WRITE must not be negative, got %s", o.ReadAfterWrite)}
+	}
+	return o, nil
 }
 
 // serve runs the HTTP server until ctx ends, then drains in-flight requests. It listens
@@ -164,6 +201,13 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	defer store.Close()
 	store.Now = now
 	store.AuthTTL = o.authTTL
+	if len(o.replicas.URLs) > 0 {
+		o.replicas.Logger = logger
+		if err := store.UseReplicas(o.replicas); err != nil {
+			return errors.Join(err, shutdown(srv, errc, logger))
+		}
+		logger.Info("lists read from replicas", "replicas", len(o.replicas.URLs), "maxLag", o.replicas.MaxLag.String(), "readAfterWrite", o.replicas.ReadAfterWrite.String())
+	}
 
 	o.events.Logger = logger
 	feed := changefeed.New(store, o.events)
