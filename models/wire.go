@@ -36,67 +36,14 @@ import (
 // row written by another writer is sent as stored.
 
 // MarshalJSON writes a content block; the SDK requires content, and textAlign in styles.
-func (b ContentBlock) MarshalJSON() ([]byte, error) {
-	type wireStyles struct {
-		TextAlign string `json:"textAlign"`
-	}
-	var styles *wireStyles
-	if b.Styles != nil {
-		styles = &wireStyles{b.Styles.TextAlign}
-	}
-	return marshalWire(struct {
-		Type    string      `json:"type"`
-		Content string      `json:"content"`
-		URL     string      `json:"url,omitempty"`
-		Styles  *wireStyles `json:"styles,omitempty"`
-	}{b.Type, b.Content, b.URL, styles})
-}
+func (b ContentBlock) MarshalJSON() ([]byte, error) { return b.appendWire(nil), nil }
 
 // MarshalJSON writes a call-to-action button; the SDK requires content.
-func (b CTAButton) MarshalJSON() ([]byte, error) {
-	return marshalWire(struct {
-		Type          ButtonType `json:"type"`
-		Content       string     `json:"content"`
-		ResultContent string     `json:"resultContent,omitempty"`
-	}{b.Type, b.Content, b.ResultContent})
-}
+func (b CTAButton) MarshalJSON() ([]byte, error) { return b.appendWire(nil), nil }
 
 // MarshalJSON writes a subscriber; each channel entry carries the _integrationId and
 // credentials the SDK requires.
-func (s Subscriber) MarshalJSON() ([]byte, error) {
-	var channels []wireChannel
-	for _, c := range s.Channels {
-		credentials := c.Credentials
-		if credentials == nil {
-			credentials = &ChannelCredentials{}
-		}
-		channels = append(channels, wireChannel{c.ProviderID, c.IntegrationIdentifier, c.IntegrationID, credentials})
-	}
-	return marshalWire(struct {
-		ID             string        `json:"_id"`
-		FirstName      string        `json:"firstName,omitempty"`
-		LastName       string        `json:"lastName,omitempty"`
-		Email          string        `json:"email,omitempty"`
-		Phone          string        `json:"phone,omitempty"`
-		Avatar         string        `json:"avatar,omitempty"`
-		Locale         string        `json:"locale,omitempty"`
-		Channels       []wireChannel `json:"channels,omitempty"`
-		Topics         []string      `json:"topics,omitempty"`
-		IsOnline       *bool         `json:"isOnline,omitempty"`
-		LastOnlineAt   *Time         `json:"lastOnlineAt,omitempty"`
-		Version        int           `json:"__v"`
-		Data           JSON          `json:"data,omitempty"`
-		Timezone       string        `json:"timezone,omitempty"`
-		SubscriberID   string        `json:"subscriberId"`
-		OrganizationID string        `json:"_organizationId"`
-		EnvironmentID  string        `json:"_environmentId"`
-		Deleted        bool          `json:"deleted"`
-		CreatedAt      Time          `json:"createdAt"`
-		UpdatedAt      Time          `json:"updatedAt"`
-	}{s.ID, s.FirstName, s.LastName, s.Email, s.Phone, s.Avatar, s.Locale, channels, s.Topics,
-		s.IsOnline, s.LastOnlineAt, s.Version, s.Data, s.Timezone, s.SubscriberID, s.OrganizationID,
-		s.EnvironmentID, s.Deleted, s.CreatedAt, s.UpdatedAt})
-}
+func (s Subscriber) MarshalJSON() ([]byte, error) { return s.appendWire(nil) }
 
 // wireChannel is a SubscriberChannel as the SDK requires it.
 type wireChannel struct {

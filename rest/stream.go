@@ -19,19 +19,16 @@ import (
 // one message in memory at a time and each distinct template and subscriber encoded once
 // (a template once for as long as the store keeps it: models.Template.WireJSON).
 //
-// The records are encoded by encoding/json all the same: a message is encoded as two
-// structs, the fields before its subscriber and those after its template (types made
-// from Message's own fields at start-up, so a field added to Message follows), and the
-// memoized subscriber and template bytes are written between them. The page's envelope
-// is split around data the same way.
+// A message is appended field by field (models.Message.AppendWire, which the tests hold
+// to encoding/json's bytes), with the memoized subscriber and template bytes written
+// in their places. The page's envelope is encoded by encoding/json, split around data:
+// its parts are types made from MessagesPage's own fields at start-up, so a field added
+// to it follows.
 
 // streamBufferSize is how much of a page is written to the connection at once.
 const streamBufferSize = 32 << 10
 
-var (
-	pageParts    = splitStruct(reflect.TypeFor[models.MessagesPage](), "Data", "Data")
-	messageParts = splitStruct(reflect.TypeFor[models.Message](), "Subscriber", "Template")
-)
+var pageParts = splitStruct(reflect.TypeFor[models.MessagesPage](), "Data", "Data")
 
 // writePage answers with page as writeJSON(w, http.StatusOK, page) would, byte for byte.
 // The page is whole before the status is written; an error here is a write error or a
@@ -52,7 +49,7 @@ type pageWriter struct {
 	out         *bufio.Writer
 	scratch     bytes.Buffer
 	enc         *json.Encoder
-	head, tail  reflect.Value
+	encoded     []byte // a message's encoding, reused from message to message
 	subscribers map[*models.Subscriber][]byte
 	templates   map[*models.Template][]byte
 }
@@ -60,8 +57,6 @@ type pageWriter struct {
 func newPageWriter(out *bufio.Writer) *pageWriter {
 	p := &pageWriter{
 		out:         out,
-		head:        reflect.New(messageParts.head).Elem(),
-		tail:        reflect.New(messageParts.tail).Elem(),
 		subscribers: make(map[*models.Subscriber][]byte),
 		templates:   make(map[*models.Template][]byte),
 	}
@@ -110,31 +105,24 @@ func (p *pageWriter) message(m *models.Message) error {
 		_, err := p.out.WriteString("null")
 		return err
 	}
-	head, tail, err := p.encodeParts(messageParts, reflect.ValueOf(m).Elem(), p.head, p.tail)
+	var subscriber, template []byte
+	var err error
+	if m.Subscriber != nil {
+		if subscriber, err = p.subscriber(m.Subscriber); err != nil {
+			return &recordError{fmt.Errorf("subscriber %s of message %s: %w", m.Subscriber.ID, m.ID, err)}
+		}
+	}
+	if m.Template != nil {
+		if template, err = p.template(m.Template); err != nil {
+			return &recordError{fmt.Errorf("template %s of message %s: %w", m.Template.ID, m.ID, err)}
+		}
+	}
+	p.encoded, err = m.AppendWire(p.encoded[:0], subscriber, template)
 	if err != nil {
 		return &recordError{fmt.Errorf("message %s: %w", m.ID, err)}
 	}
-	p.out.Write(head)
-	wrote := len(head) > 1
-	if m.Subscriber != nil {
-		b, err := p.subscriber(m.Subscriber)
-		if err != nil {
-			return &recordError{fmt.Errorf("subscriber %s of message %s: %w", m.Subscriber.ID, m.ID, err)}
-		}
-		p.member(wrote, messageParts.keys[0])
-		p.out.Write(b)
-		wrote = true
-	}
-	if m.Template != nil {
-		b, err := p.template(m.Template)
-		if err != nil {
-			return &recordError{fmt.Errorf("template %s of message %s: %w", m.Template.ID, m.ID, err)}
-		}
-		p.member(wrote, messageParts.keys[1])
-		p.out.Write(b)
-		wrote = true
-	}
-	return p.close(wrote, tail)
+	_, err = p.out.Write(p.encoded)
+	return err
 }
 
 // subscriber returns s's wire form, encoded once per page.
