@@ -26,9 +26,10 @@ import (
 // their parents, so the stored documents and GraphQL (which binds to the same structs and
 // answers null for a missing value) stay as they were.
 //
-// Each encoder lists every field of its type in the type's own order, so the document
-// order is the contract's; rest/sdk_test.go proves a fully populated value encodes byte for
-// byte as the plain struct does.
+// The subscriber's, blocks' and buttons' encoders are appenders (wireappend.go), as is
+// Message's for /v1 pages. Each encoder lists every field of its type in the type's own
+// order, so the document order is the contract's; rest/sdk_test.go proves a fully
+// populated value encodes byte for byte as the plain struct does.
 //
 // Values the SDK constrains to a closed set (block types, provider ids, filter types and
 // operators, trigger type, metadata type and units, message status) are not invented
