@@ -37,10 +37,10 @@ import (
 // row written by another writer is sent as stored.
 
 // MarshalJSON writes a content block; the SDK requires content, and textAlign in styles.
-func (b ContentBlock) MarshalJSON() ([]byte, error) { return b.appendWire(nil), nil }
+func (b ContentBlock) MarshalJSON() ([]byte, error) { return appendWireBlock(nil, b), nil }
 
 // MarshalJSON writes a call-to-action button; the SDK requires content.
-func (b CTAButton) MarshalJSON() ([]byte, error) { return b.appendWire(nil), nil }
+func (b CTAButton) MarshalJSON() ([]byte, error) { return appendWireButton(nil, b), nil }
 
 // MarshalJSON writes a subscriber; each channel entry carries the _integrationId and
 // credentials the SDK requires.

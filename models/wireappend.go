@@ -88,18 +88,22 @@ func (w *wire) rawOmit(k string, v JSON) {
 // strings writes a list of strings, null for nil.
 func (w *wire) strings(k string, v []string) {
 	w.key(k)
-	if v == nil {
-		w.b = append(w.b, "null"...)
-		return
+	w.b = appendList(w.b, v, appendWireString)
+}
+
+// appendList appends items as a JSON array, each by appendItem; nil is null.
+func appendList[T any](dst []byte, items []T, appendItem func([]byte, T) []byte) []byte {
+	if items == nil {
+		return append(dst, "null"...)
 	}
-	w.b = append(w.b, '[')
-	for i, s := range v {
+	dst = append(dst, '[')
+	for i, item := range items {
 		if i > 0 {
-			w.b = append(w.b, ',')
+			dst = append(dst, ',')
 		}
-		w.b = appendWireString(w.b, s)
+		dst = appendItem(dst, item)
 	}
-	w.b = append(w.b, ']')
+	return append(dst, ']')
 }
 
 // AppendWire appends m's /v1 form, as encoding/json writes the Message struct (HTML
@@ -127,30 +131,12 @@ func (m *Message) AppendWire(dst, subscriber, template []byte) ([]byte, error) {
 	w.timestamp(`"createdAt":`, m.CreatedAt)
 	if len(m.DeliveredAt) > 0 {
 		w.key(`"deliveredAt":`)
-		w.b = append(w.b, '[')
-		for i, t := range m.DeliveredAt {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = appendWireTime(w.b, t)
-		}
-		w.b = append(w.b, ']')
+		w.b = appendList(w.b, m.DeliveredAt, appendWireTime)
 	}
 	w.timeOmit(`"lastSeenDate":`, m.LastSeenDate)
 	w.timeOmit(`"lastReadDate":`, m.LastReadDate)
 	w.key(`"content":`)
-	if m.Content == nil {
-		w.b = append(w.b, "null"...)
-	} else {
-		w.b = append(w.b, '[')
-		for i, c := range m.Content {
-			if i > 0 {
-				w.b = append(w.b, ',')
-			}
-			w.b = c.appendWire(w.b)
-		}
-		w.b = append(w.b, ']')
-	}
+	w.b = appendList(w.b, m.Content, appendWireBlock)
 	w.str(`"transactionId":`, m.TransactionID)
 	w.strOmit(`"subject":`, m.Subject)
 	w.str(`"channel":`, string(m.Channel))
@@ -192,14 +178,7 @@ func (c CTA) appendWire(dst []byte, err error) ([]byte, error) {
 		aw.strOmit(`"status":`, string(a.Status))
 		if len(a.Buttons) > 0 {
 			aw.key(`"buttons":`)
-			aw.b = append(aw.b, '[')
-			for i, b := range a.Buttons {
-				if i > 0 {
-					aw.b = append(aw.b, ',')
-				}
-				aw.b = b.appendWire(aw.b)
-			}
-			aw.b = append(aw.b, ']')
+			aw.b = appendList(aw.b, a.Buttons, appendWireButton)
 		}
 		if r := a.Result; r != nil {
 			aw.key(`"result":`)
@@ -213,9 +192,9 @@ func (c CTA) appendWire(dst []byte, err error) ([]byte, error) {
 	return w.end(), w.err
 }
 
-// appendWire appends b in its wire form (MarshalJSON): content always, textAlign always
-// in styles.
-func (b ContentBlock) appendWire(dst []byte) []byte {
+// appendWireBlock appends b in its wire form (MarshalJSON): content always, textAlign
+// always in styles.
+func appendWireBlock(dst []byte, b ContentBlock) []byte {
 	w := wire{b: dst}
 	w.str(`"type":`, b.Type)
 	w.str(`"content":`, b.Content)
@@ -229,8 +208,8 @@ func (b ContentBlock) appendWire(dst []byte) []byte {
 	return w.end()
 }
 
-// appendWire appends b in its wire form (MarshalJSON): content always.
-func (b CTAButton) appendWire(dst []byte) []byte {
+// appendWireButton appends b in its wire form (MarshalJSON): content always.
+func appendWireButton(dst []byte, b CTAButton) []byte {
 	w := wire{b: dst}
 	w.str(`"type":`, string(b.Type))
 	w.str(`"content":`, b.Content)

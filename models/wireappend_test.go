@@ -80,17 +80,7 @@ func referenceSubscriber(s Subscriber) any {
 // through their own MarshalJSON (appenders too), which checkAppenders compares apart.
 func referenceMessage(m *Message) ([]byte, error) {
 	type plainMessage Message // without methods: encoding/json's own encoding of every field
-	return encodeReference(plainMessage(*m))
-}
-
-func encodeReference(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	return marshalWire(plainMessage(*m))
 }
 
 // texts are the strings the filler picks from: empty, plain, and each escape.
@@ -176,7 +166,7 @@ func checkAppenders(t *testing.T, seed uint64, text string) {
 
 	for _, b := range m.Content {
 		got, _ := b.MarshalJSON()
-		want, _ := encodeReference(referenceBlock(b))
+		want, _ := marshalWire(referenceBlock(b))
 		if !bytes.Equal(got, want) {
 			t.Fatalf("seed %d: content block\n got %s\nwant %s", seed, got, want)
 		}
@@ -184,7 +174,7 @@ func checkAppenders(t *testing.T, seed uint64, text string) {
 	if m.CTA.Action != nil {
 		for _, b := range m.CTA.Action.Buttons {
 			got, _ := b.MarshalJSON()
-			want, _ := encodeReference(referenceButton(b))
+			want, _ := marshalWire(referenceButton(b))
 			if !bytes.Equal(got, want) {
 				t.Fatalf("seed %d: button\n got %s\nwant %s", seed, got, want)
 			}
@@ -194,7 +184,7 @@ func checkAppenders(t *testing.T, seed uint64, text string) {
 	var s Subscriber
 	randomFill(r, reflect.ValueOf(&s).Elem(), text)
 	gotSub, gotErr := s.MarshalJSON()
-	wantSub, wantErr := encodeReference(referenceSubscriber(s))
+	wantSub, wantErr := marshalWire(referenceSubscriber(s))
 	if (gotErr != nil) != (wantErr != nil) || gotErr == nil && !bytes.Equal(gotSub, wantSub) {
 		t.Fatalf("seed %d, text %q: subscriber\n got %s (%v)\nwant %s (%v)", seed, text, gotSub, gotErr, wantSub, wantErr)
 	}
