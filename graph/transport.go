@@ -217,9 +217,9 @@ func (x *exchange) write(status int, body any) {
 }
 
 // encodeResponse encodes res as json.Marshal does, but for its data, which gqlgen wrote
-// as compact JSON and which is written as it is: json.Marshal would scan a whole page
-// again to compact it, and escape the HTML characters in its strings (about a tenth of an
-// inbox request's CPU). The other members are small and encoded by encoding/json.
+// as compact JSON and which is written as it is: json.Marshal would scan all of it again
+// to compact it, and escape the HTML characters in its strings (megabytes on a page of
+// 1,000 messages). The other members are small and encoded by encoding/json.
 func encodeResponse(res *graphql.Response) ([]byte, error) {
 	b := make([]byte, 0, len(res.Data)+64)
 	b = append(b, '{')
