@@ -120,16 +120,23 @@ func transferFixture(t *testing.T, s *models.Store) *dbtest.Tenant {
 	return tn
 }
 
+// exportedFixture builds transferFixture in s and exports it: the file, and its lines,
+// each with its newline.
+func exportedFixture(t *testing.T, s *models.Store) (*dbtest.Tenant, []byte, [][]byte) {
+	t.Helper()
+	tn := transferFixture(t, s)
+	file := dbtest.Export(t, s, tn.Env.ID)
+	lines := bytes.SplitAfter(file, []byte("\n"))
+	return tn, file, lines[:len(lines)-1] // after the last newline
+}
+
 // TestExportImport exports one tenant's fixture, then imports it: into a fresh database
 // with a broken line (nothing is written), into another fresh one (a byte-identical round
 // trip), and there again (nothing changes). The fixture is built once, as it is not cheap.
 func TestExportImport(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
-		tn := transferFixture(t, s)
-		file := dbtest.Export(t, s, tn.Env.ID)
-		lines := bytes.SplitAfter(file, []byte("\n"))
-		lines = lines[:len(lines)-1] // after the last newline
+		tn, file, lines := exportedFixture(t, s)
 
 		t.Run("exportOrderedByCreatedAtThenID", func(t *testing.T) {
 			type key struct {
@@ -501,10 +508,7 @@ func TestExportUnknownEnvironment(t *testing.T) {
 func TestImportChunked(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		ctx := context.Background()
-		tn := transferFixture(t, s)
-		file := dbtest.Export(t, s, tn.Env.ID)
-		lines := bytes.SplitAfter(file, []byte("\n"))
-		lines = lines[:len(lines)-1]
+		tn, file, lines := exportedFixture(t, s)
 		limit := models.WriteSetLimit{Certified: true, Rows: 110}
 
 		broken := slices.Clone(lines)
