@@ -3,7 +3,8 @@ package models
 import (
 	"fmt"
 	"io"
-	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
 )
 
 // ChannelType is the channel a message was delivered through.
@@ -60,7 +61,10 @@ type enumString interface {
 	Valid() bool
 }
 
-func marshalEnum[T enumString](w io.Writer, v T) { _, _ = io.WriteString(w, strconv.Quote(string(v))) }
+// marshalEnum writes v as GraphQL writes a String. A stored value is not always a valid
+// one (another writer's row), and strconv.Quote, which gqlgen's generated enums use,
+// writes such a value as Go syntax ("\x01"), which is not JSON.
+func marshalEnum[T enumString](w io.Writer, v T) { graphql.MarshalString(string(v)).MarshalGQL(w) }
 
 func unmarshalEnum[T enumString](dst *T, v any, name string) error {
 	s, ok := v.(string)

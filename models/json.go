@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 )
 
 // JSON is a free-form JSON value (payload, overrides, data) kept byte for byte as
@@ -83,6 +85,14 @@ func (j *JSON) Scan(src any) error {
 		*j = append(JSON(nil), v...)
 	case string:
 		*j = JSON(v)
+	case int64:
+		// SQLite gives a JSON column numeric affinity: a stored number comes back as one.
+		*j = strconv.AppendInt(nil, v, 10)
+	case float64:
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return errors.New("models.JSON: a number JSON cannot hold")
+		}
+		*j = strconv.AppendFloat(nil, v, 'g', -1, 64)
 	default:
 		return errors.New("models.JSON: unsupported column type")
 	}
