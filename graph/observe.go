@@ -194,9 +194,12 @@ func (n *operationNames) lookup(name string) string {
 	return otherOperation
 }
 
-// Tracing is a gqlgen extension that traces each operation, and within it each field
-// served by a resolver method (Query.messages, Mutation.markMessageAction), so the SQL
-// spans of the store nest under the resolver that issued them.
+// Tracing is a gqlgen extension that traces each operation, and within it each root
+// field (Query.messages, Mutation.markMessageAction), so the SQL spans of the store nest
+// under the resolver that issued them. The fields below the root are computed from what
+// the root resolver read (a Node's id, an event's cursor) and get no span of their own:
+// one per message would bury the request's few spans, and the list encoders
+// (listquery.go) do not run them as fields.
 type Tracing struct {
 	tracer trace.Tracer
 }
@@ -206,6 +209,9 @@ var (
 	_ graphql.OperationInterceptor = Tracing{}
 	_ graphql.FieldInterceptor     = Tracing{}
 )
+
+// rootTypes are the operation types, whose fields are the root fields.
+var rootTypes = map[string]bool{"Query": true, "Mutation": true, "Subscription": true}
 
 // NewTracing returns the extension, creating spans with tp.
 func NewTracing(tp trace.TracerProvider) Tracing {
@@ -245,11 +251,10 @@ func (t Tracing) InterceptOperation(ctx context.Context, next graphql.OperationH
 	}
 }
 
-// InterceptField spans the fields served by resolver methods; plain struct fields pass
-// untouched.
+// InterceptField spans the root fields; the fields below them pass untouched.
 func (t Tracing) InterceptField(ctx context.Context, next graphql.Resolver) (any, error) {
 	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || !fc.IsResolver {
+	if fc == nil || !fc.IsResolver || !rootTypes[fc.Object] {
 		return next(ctx)
 	}
 	ctx, span := t.tracer.Start(ctx, fc.Object+"."+fc.Field.Name, trace.WithAttributes(
