@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -47,6 +48,11 @@ type HandlerOptions struct {
 	// WebSocketPing is how often the server pings each WebSocket; 0 means it does not
 	// (see websocketTransport).
 	WebSocketPing time.Duration
+	// executorOnly leaves every query to gqlgen's executor, for tests that hold the
+	// list encoders (listquery.go) to it.
+	executorOnly bool
+	// listAnswered, when set, counts the queries the list encoders answer.
+	listAnswered *atomic.Int64
 }
 
 // NewHandler returns the /graphql endpoint: POST and GET transports that answer as
@@ -68,7 +74,8 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		}
 		return 1 + n*child
 	}
-	srv := handler.New(NewExecutableSchema(cfg))
+	es := NewExecutableSchema(cfg)
+	srv := handler.New(es)
 	// Subscriptions first: a WebSocket upgrade is a GET, and an event stream a POST.
 	srv.AddTransport(r.websocketTransport(o.WebSocketPing))
 	srv.AddTransport(sseTransport())
@@ -89,6 +96,10 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
 	// Last, so it wraps the execution itself: a mutation claims its idempotency key first.
 	srv.Use(idempotency{})
+	if !o.executorOnly {
+		// Innermost: it answers list queries without calling on.
+		srv.Use(newListQueries(es.(*executableSchema), r, o.listAnswered))
+	}
 	srv.AroundFields(emptyAsNull)
 	srv.SetErrorPresenter(r.presentError)
 	srv.SetRecoverFunc(r.recoverPanic)
@@ -102,23 +113,28 @@ func emptyAsNull(ctx context.Context, next graphql.Resolver) (any, error) {
 	if err != nil || res == nil {
 		return res, err
 	}
-	var empty bool
-	switch v := res.(type) {
-	case string:
-		empty = v == ""
-	case models.ButtonType:
-		empty = v == ""
-	case models.MessageActionStatus:
-		empty = v == ""
-	case models.ChannelType:
-		empty = v == ""
-	}
-	if empty {
+	if emptyText(res) {
 		if fc := graphql.GetFieldContext(ctx); fc != nil && fc.Field.Definition != nil && !fc.Field.Definition.Type.NonNull {
 			return nil, nil
 		}
 	}
 	return res, nil
+}
+
+// emptyText reports whether v is a text or enum value without a value, which emptyAsNull
+// (and the list encoders, encode.go) answer as null in a nullable field.
+func emptyText(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return v == ""
+	case models.ButtonType:
+		return v == ""
+	case models.MessageActionStatus:
+		return v == ""
+	case models.ChannelType:
+		return v == ""
+	}
+	return false
 }
 
 // queryLimits refuses over-long query text, over-deep selections and, when it is off,

@@ -1,0 +1,294 @@
+package graph_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"messages/graph"
+	"messages/models"
+	"messages/models/dbtest"
+)
+
+// The list encoders (listquery.go) answer exactly as gqlgen's executor does: the same
+// status and the same bytes, for random selections (fragments, aliases, repeats,
+// @include/@skip, __typename, every field of every type under a page) of random records
+// (each field empty, null or set, every escape), and for the arguments gqlgen refuses.
+// Most queries must be answered by the encoders, or the comparison proves nothing.
+func TestListQueriesAreTheExecutors(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}}).Schema()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		tn := dbtest.NewTenant(t, s, "encoders")
+		subs := listWorld(t, s, tn)
+		var answered atomic.Int64
+		fast := serve(t, newHandler(s, discard, graph.CountingListQueries(defaults, &answered)), tn)
+		slow := serve(t, newHandler(s, discard, graph.ExecutorOnly(defaults)), tn)
+
+		const queries = 300
+		for i := range queries {
+			r := rand.New(rand.NewPCG(uint64(i), 7))
+			g := &queryGen{r: r, schema: schema, subs: subs}
+			query := g.operation()
+			vars := map[string]any{"yes": true, "no": false}
+			want, got := post(t, slow, query, vars), post(t, fast, query, vars)
+			if got.Status != want.Status || got.Body != want.Body {
+				at := firstDifference(got.Body, want.Body)
+				t.Fatalf("query %d:\n%s\nstatus: encoders %d, executor %d; bodies differ at byte %d:\nencoders ...%s\nexecutor ...%s",
+					i, query, got.Status, want.Status, at, around(got.Body, at), around(want.Body, at))
+			}
+		}
+		if n := answered.Load(); n < queries*4/5 {
+			t.Errorf("the encoders answered %d of %d queries, want most", n, queries)
+		}
+	})
+}
+
+func firstDifference(a, b string) int {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
+}
+
+// around is s near byte at.
+func around(s string, at int) string {
+	return s[max(0, at-200):min(len(s), at+200)]
+}
+
+// listWorld writes subscribers, templates and 40 messages filled at random, and returns
+// the subscribers' external ids (with one nobody has).
+func listWorld(t *testing.T, s *models.Store, tn *dbtest.Tenant) []string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(1, 2))
+	var subs []*models.Subscriber
+	ids := []string{"sub-nobody"}
+	for i := range 4 {
+		sub := tn.Subscriber(t, fmt.Sprintf("sub-%d", i))
+		if i > 0 {
+			keep := *sub
+			fill(r, reflect.ValueOf(sub).Elem())
+			sub.ID, sub.SubscriberID, sub.EnvironmentID, sub.OrganizationID = keep.ID, keep.SubscriberID, keep.EnvironmentID, keep.OrganizationID
+			if err := s.DB().Save(sub).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		subs, ids = append(subs, sub), append(ids, sub.SubscriberID)
+	}
+	var tpls []*models.Template
+	for i := range 3 {
+		tpl := tn.Template(t, fmt.Sprintf("tpl-%d", i))
+		if i > 0 {
+			keep := *tpl
+			fill(r, reflect.ValueOf(tpl).Elem())
+			tpl.ID, tpl.Name, tpl.EnvironmentID, tpl.OrganizationID = keep.ID, keep.Name, keep.EnvironmentID, keep.OrganizationID
+			if err := s.DB().Save(tpl).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		tpls = append(tpls, tpl)
+	}
+	channels := []models.ChannelType{models.ChannelInApp, models.ChannelEmail, models.ChannelSMS, models.ChannelChat, models.ChannelPush}
+	for i := range 40 {
+		sub, tpl := subs[r.IntN(len(subs))], tpls[r.IntN(len(tpls))]
+		tn.Message(t, sub, tpl, func(m *models.Message) {
+			if i%4 == 0 {
+				return // every field set, as the fixture writes it
+			}
+			keep := *m
+			fill(r, reflect.ValueOf(m).Elem())
+			m.ID, m.EnvironmentID, m.OrganizationID, m.SubscriberID = keep.ID, keep.EnvironmentID, keep.OrganizationID, keep.SubscriberID
+			m.CreatedAt, m.TemplateID, m.Subscriber, m.Template = keep.CreatedAt, keep.TemplateID, nil, nil
+			m.InsertedAt, m.ChangedAt = keep.InsertedAt, keep.ChangedAt
+			m.Channel = channels[r.IntN(len(channels))]
+			switch i % 7 {
+			case 1:
+				m.TemplateID = "" // no template
+			case 2:
+				m.SubscriberID = models.NewID(time.Now()) // a subscriber that is not there
+			}
+		})
+	}
+	return ids
+}
+
+// fillTexts are the strings fill picks from: empty, plain, and each escape a database
+// stores (invalid UTF-8 is FuzzQuotedStringIsGQLGen's).
+var fillTexts = []string{"", "s", `q"b\`, "<&>", "\u2028\u2029", "tab\tnl\ncr\rbs\bff\f", "\x01\x1f\x7f", "é日本🙂"}
+
+// fill sets v and everything in it at random: each field empty, nil or set.
+func fill(r *rand.Rand, v reflect.Value) {
+	switch p := v.Addr().Interface().(type) {
+	case *models.Time:
+		*p = models.NewTime(dbtest.Base.Add(time.Duration(r.Int64N(int64(1000 * time.Hour))).Truncate(time.Millisecond)))
+		return
+	case *models.Stamp:
+		return
+	case *models.JSON:
+		*p = []models.JSON{nil, models.JSON(`{"k":[1,2.5,"<&>"],"t":"q\"b"}`), models.JSON(`"s"`), models.JSON(`[]`), models.JSON(`7`)}[r.IntN(5)]
+		return
+	}
+	switch v.Kind() {
+	case reflect.String:
+		v.SetString(fillTexts[r.IntN(len(fillTexts))])
+	case reflect.Bool:
+		v.SetBool(r.IntN(2) == 0)
+	case reflect.Int, reflect.Int64:
+		v.SetInt(r.Int64N(2000) - 1000)
+	case reflect.Float64:
+		v.SetFloat(float64(r.IntN(100))/4 - 3)
+	case reflect.Pointer:
+		if r.IntN(3) == 0 {
+			v.SetZero()
+			return
+		}
+		v.Set(reflect.New(v.Type().Elem()))
+		fill(r, v.Elem())
+	case reflect.Slice:
+		if n := r.IntN(4); n == 0 {
+			v.SetZero()
+		} else {
+			v.Set(reflect.MakeSlice(v.Type(), n-1, n-1))
+			for i := range n - 1 {
+				fill(r, v.Index(i))
+			}
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				fill(r, v.Field(i))
+			}
+		}
+	}
+}
+
+// queryGen writes a random list query over the schema.
+type queryGen struct {
+	r         *rand.Rand
+	schema    *ast.Schema
+	subs      []string
+	fragments []string
+	aliases   int
+}
+
+func (g *queryGen) operation() string {
+	var roots []string
+	for i := range 1 + g.r.IntN(2) {
+		roots = append(roots, g.root(i > 0))
+	}
+	body := strings.Join(append([]string{"{ " + strings.Join(roots, " ") + " }"}, g.fragments...), "\n")
+	var declare []string
+	for _, v := range []string{"yes", "no"} {
+		if strings.Contains(body, "$"+v) {
+			declare = append(declare, "$"+v+": Boolean!")
+		}
+	}
+	if len(declare) == 0 {
+		return "query " + body
+	}
+	return "query(" + strings.Join(declare, ", ") + ") " + body
+}
+
+// root writes a root field; aliased says it must have an alias (a second root field of
+// the same name with other arguments would not validate).
+func (g *queryGen) root(aliased bool) string {
+	alias := g.alias()
+	if aliased && alias == "" {
+		g.aliases++
+		alias = fmt.Sprintf("a%d: ", g.aliases)
+	}
+	switch g.r.IntN(12) {
+	case 0:
+		return "__typename"
+	case 1:
+		return alias + `node(id: "nope") { id }` // not a list query: the executor's alone
+	case 2, 3, 4:
+		args := []string{fmt.Sprintf("first: %d", g.r.IntN(6))} // 0 is refused
+		if g.r.IntN(3) == 0 {
+			args = append(args, `after: "not-a-cursor"`)
+		}
+		return alias + "messagesConnection(" + strings.Join(append(args, g.filters()...), ", ") + ") " + g.selection("MessageConnection", 0)
+	default:
+		args := []string{fmt.Sprintf("limit: %d", g.r.IntN(12)), fmt.Sprintf("page: %d", g.r.IntN(3))}
+		return alias + "messages(" + strings.Join(append(args, g.filters()...), ", ") + ") " + g.selection("MessagesPage", 0)
+	}
+}
+
+func (g *queryGen) filters() []string {
+	var out []string
+	if g.r.IntN(3) == 0 {
+		out = append(out, fmt.Sprintf("subscriberId: %q", g.subs[g.r.IntN(len(g.subs))]))
+	}
+	if g.r.IntN(4) == 0 {
+		out = append(out, "channel: "+[]string{"in_app", "email", "sms", "chat", "push"}[g.r.IntN(5)])
+	}
+	if g.r.IntN(6) == 0 {
+		out = append(out, `transactionId: ["txn-1", "txn-5", "txn-9"]`)
+	}
+	return out
+}
+
+func (g *queryGen) alias() string {
+	if g.r.IntN(5) > 0 {
+		return ""
+	}
+	g.aliases++
+	return fmt.Sprintf("a%d: ", g.aliases)
+}
+
+// selection selects fields of the object type name at random, nesting up to 7 deep.
+func (g *queryGen) selection(name string, depth int) string {
+	def := g.schema.Types[name]
+	var parts []string
+	keep := 3 - min(depth, 2) // fewer fields deeper down: a third of them from depth 2
+	for _, f := range def.Fields {
+		if strings.HasPrefix(f.Name, "__") || g.r.IntN(4) >= keep {
+			continue
+		}
+		name, sub := f.Name, ""
+		if def := g.schema.Types[f.Type.Name()]; def.Kind == ast.Object {
+			if depth >= 7 {
+				continue
+			}
+			sub = " " + g.selection(def.Name, depth+1)
+		}
+		switch g.r.IntN(14) {
+		case 0:
+			name = g.alias() + name
+		case 1:
+			name += " @include(if: $yes)"
+		case 2:
+			name += " @skip(if: $yes)"
+		case 3:
+			name += " @include(if: $no)"
+		case 4:
+			name += sub + " " + name // the same field twice, merged
+		}
+		parts = append(parts, name+sub)
+	}
+	switch g.r.IntN(6) {
+	case 0:
+		parts = append(parts, "__typename")
+	case 1:
+		cond := name
+		if len(def.Interfaces) > 0 && g.r.IntN(2) == 0 {
+			cond = def.Interfaces[0]
+		}
+		parts = append(parts, "... on "+cond+" { __typename }")
+	case 2:
+		frag := fmt.Sprintf("F%d", len(g.fragments))
+		g.fragments = append(g.fragments, "") // reserve the name before nesting
+		g.fragments[len(g.fragments)-1] = "fragment " + frag + " on " + name + " " + g.selection(name, depth)
+		parts = append(parts, "..."+frag)
+	}
+	if len(parts) == 0 {
+		parts = []string{"__typename"}
+	}
+	return "{ " + strings.Join(parts, " ") + " }"
+}
