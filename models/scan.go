@@ -146,9 +146,11 @@ func quoteColumn(name string) string {
 
 // joinedScan is one row of readMessages' statement being read: the message, its
 // subscriber's columns when joined (a subscriber whose id stays empty was not found) and
-// its template's version when joined (zero when the template does not exist).
+// its template's version when joined (zero when the template does not exist). The row is
+// scanned into fields of its own, whose destinations are made once per statement, and
+// copied out into a new record.
 type joinedScan struct {
-	msg     *Message
+	msg     Message
 	sub     subscriberRow
 	version Stamp
 	dest    []any
@@ -160,16 +162,8 @@ type joinedScan struct {
 // newJoinedScan prepares the destinations of one row of the shape e selects.
 func newJoinedScan(e embedded) *joinedScan {
 	r := &joinedScan{subscribers: make(map[string]*Subscriber)}
-	r.reset(e)
-	return r
-}
-
-// reset points the destinations at a fresh record, for the next row.
-func (r *joinedScan) reset(e embedded) {
-	r.msg, r.sub, r.version = &Message{}, subscriberRow{}, Stamp{}
-	r.dest = r.dest[:0]
 	for _, c := range messageColumns {
-		r.dest = append(r.dest, c.dest(r.msg))
+		r.dest = append(r.dest, c.dest(&r.msg))
 	}
 	if e.Subscribers {
 		for _, c := range subscriberColumns {
@@ -179,14 +173,19 @@ func (r *joinedScan) reset(e embedded) {
 	if e.Templates {
 		r.dest = append(r.dest, &r.version)
 	}
+	return r
 }
 
 // read scans the current row of rows and returns its message, its subscriber attached.
 func (r *joinedScan) read(rows *sql.Rows, e embedded) (*Message, time.Time, error) {
+	// Zero for the next row whatever happens: a NULL leaves a destination as it was, and
+	// the record handed out keeps the slices its JSON columns were decoded into.
+	defer func() { r.msg, r.sub, r.version = Message{}, subscriberRow{}, Stamp{} }()
 	if err := rows.Scan(r.dest...); err != nil {
 		return nil, time.Time{}, err
 	}
-	m, version := r.msg, r.version.Time
+	m, version := new(Message), r.version.Time
+	*m = r.msg
 	m.applyMark()
 	m.normalize()
 	if e.Subscribers && r.sub.ID != "" {
@@ -200,7 +199,6 @@ func (r *joinedScan) read(rows *sql.Rows, e embedded) (*Message, time.Time, erro
 		}
 		m.Subscriber = sub
 	}
-	r.reset(e)
 	return m, version, nil
 }
 
