@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"messages/graph/model"
@@ -21,7 +22,11 @@ import (
 // the resolver's result differs. An operation selecting anything else, or deferring a
 // fragment, is executed by gqlgen whole.
 type listQueries struct {
-	es    *executableSchema
+	es *executableSchema
+	// plans keeps the plans of operations whose selections do not depend on their
+	// variables (no @include or @skip on one), by the parsed operation, which gqlgen's
+	// query cache hands out again for the same text.
+	plans *lru.Cache[*ast.OperationDefinition, *listPlan]
 	pages *objectEncoder // MessagesPage
 	conns *objectEncoder // MessageConnection
 	// answered, when set, counts the queries answered here.
@@ -38,7 +43,11 @@ func newListQueries(es *executableSchema, r ResolverRoot, answered *atomic.Int64
 		"MessagesPage":      reflect.TypeFor[models.MessagesPage](),
 		"MessageConnection": reflect.TypeFor[model.MessageConnection](),
 	})
-	return listQueries{es: es, pages: roots["MessagesPage"], conns: roots["MessageConnection"], answered: answered}
+	plans, err := lru.New[*ast.OperationDefinition, *listPlan](planCacheSize)
+	if err != nil {
+		panic(err) // only for a size below 1
+	}
+	return listQueries{es: es, plans: plans, pages: roots["MessagesPage"], conns: roots["MessageConnection"], answered: answered}
 }
 
 // ExtensionName names the extension in gqlgen's stats.
@@ -46,6 +55,45 @@ func (listQueries) ExtensionName() string { return "ListQueries" }
 
 // Validate accepts every schema.
 func (listQueries) Validate(graphql.ExecutableSchema) error { return nil }
+
+// variableDirectives reports whether a directive in set (fragments followed, each once)
+// takes a variable, so that what set selects depends on the request's variables.
+func variableDirectives(set ast.SelectionSet, fragments ast.FragmentDefinitionList, seen map[string]bool) bool {
+	takesVariable := func(ds ast.DirectiveList) bool {
+		for _, d := range ds {
+			for _, a := range d.Arguments {
+				if a.Value != nil && a.Value.Kind == ast.Variable {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	for _, sel := range set {
+		switch s := sel.(type) {
+		case *ast.Field:
+			if takesVariable(s.Directives) || variableDirectives(s.SelectionSet, fragments, seen) {
+				return true
+			}
+		case *ast.InlineFragment:
+			if takesVariable(s.Directives) || variableDirectives(s.SelectionSet, fragments, seen) {
+				return true
+			}
+		case *ast.FragmentSpread:
+			if takesVariable(s.Directives) {
+				return true
+			}
+			if seen[s.Name] {
+				continue
+			}
+			seen[s.Name] = true
+			if f := fragments.ForName(s.Name); f != nil && (takesVariable(f.Directives) || variableDirectives(f.SelectionSet, fragments, seen)) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // listPlan is what a list query selects of each root field (nil for __typename).
 type listPlan struct {
@@ -63,11 +111,26 @@ func (q listQueries) InterceptOperation(ctx context.Context, next graphql.Operat
 	return next(ctx)
 }
 
-// plan compiles the selections of a list query, or returns nil for any other operation.
+// planCacheSize bounds the plans kept, as gqlgen's query cache bounds documents.
+const planCacheSize = 1000
+
+// plan returns the plan of a list query, or nil for any other operation.
 func (q listQueries) plan(oc *graphql.OperationContext) *listPlan {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
 		return nil
 	}
+	if p, ok := q.plans.Get(oc.Operation); ok {
+		return p
+	}
+	p := q.compile(oc)
+	if p != nil && !variableDirectives(oc.Operation.SelectionSet, oc.Doc.Fragments, map[string]bool{}) {
+		q.plans.Add(oc.Operation, p)
+	}
+	return p
+}
+
+// compile plans what a list query selects, or returns nil when it is not one.
+func (q listQueries) compile(oc *graphql.OperationContext) *listPlan {
 	roots := graphql.CollectFields(oc, oc.Operation.SelectionSet, queryImplementors)
 	p := &listPlan{roots: roots, plans: make([]*selection, len(roots))}
 	for i, f := range roots {
