@@ -103,10 +103,16 @@ type listPlan struct {
 
 type listPlanKey struct{}
 
+// listRun is one planned operation being answered.
+type listRun struct {
+	plan     *listPlan
+	answered atomic.Bool
+}
+
 // InterceptOperation plans an operation the encoders can answer, for InterceptResponse.
 func (q listQueries) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	if p := q.plan(graphql.GetOperationContext(ctx)); p != nil {
-		ctx = context.WithValue(ctx, listPlanKey{}, p)
+		ctx = context.WithValue(ctx, listPlanKey{}, &listRun{plan: p})
 	}
 	return next(ctx)
 }
@@ -159,10 +165,16 @@ func (q listQueries) compile(oc *graphql.OperationContext) *listPlan {
 // response interceptor, since it answers without calling next; requests refused before
 // running have no plan and pass.
 func (q listQueries) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
-	p, ok := ctx.Value(listPlanKey{}).(*listPlan)
+	run, ok := ctx.Value(listPlanKey{}).(*listRun)
 	if !ok {
 		return next(ctx)
 	}
+	if run.answered.Swap(true) {
+		// A query has one response: transports that read a stream of them (WebSocket,
+		// SSE) ask again until nil, which ends it.
+		return nil
+	}
+	p := run.plan
 	if q.answered != nil {
 		q.answered.Add(1)
 	}
