@@ -35,11 +35,12 @@ type Store struct {
 	Now func() time.Time
 	// AuthTTL is how long a checked credential is trusted without asking the database
 	// again (see authCache); 0 checks every request.
-	AuthTTL    time.Duration
-	auth       authCache
-	templates  templateCache
-	boundaries boundaryCache
-	statements statementCounter
+	AuthTTL     time.Duration
+	auth        authCache
+	templates   recordCache[Template]
+	subscribers recordCache[Subscriber]
+	boundaries  boundaryCache
+	statements  statementCounter
 	// replicas serve lists when DATABASE_READ_URLS names some (UseReplicas); nil otherwise.
 	replicas *replicaSet
 }
@@ -65,7 +66,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 	}
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// Now fixes every timestamp.
-	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), boundaries: newBoundaryCache()}
+	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache()}
 	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
 		return nil, openError(err, databaseURL)

@@ -119,7 +119,7 @@ func (s *Store) embed(ctx context.Context, environmentID string, msgs []*Message
 		if len(ids) == 0 {
 			return nil
 		}
-		byID, err := s.loadTemplates(ctx, environmentID, ids)
+		byID, err := s.templates.read(ctx, s, environmentID, ids)
 		if err != nil {
 			return err
 		}

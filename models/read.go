@@ -28,9 +28,10 @@ const (
 // selects id, with its own conditions, order and limit), in order, with the records e
 // asks for, in one statement: the ids are found through picks' index first and the rows
 // joined by primary key after (deep offsets and keyset ranges then walk narrow index
-// entries, not whole rows), each with its subscriber's row and its template's version.
-// Templates come from the template cache at that version, so a page costs one statement
-// while its templates are unchanged and one more when one changed.
+// entries, not whole rows), each with its subscriber's and its template's version. Both
+// come from the record caches at that version (recordcache.go), so a page costs one
+// statement while its subscribers and templates are unchanged, and one more for each
+// kind of which one changed or is not cached yet.
 //
 // The rows are put in order here, not by the statement: an ORDER BY over the joined rows
 // makes MariaDB sort them, LONGTEXT columns and all, in an on-disk temporary table (the
@@ -43,7 +44,7 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	columns := []string{messageSelect}
 	if e.Subscribers {
 		q = q.Joins("LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id")
-		columns = append(columns, subscriberSelect)
+		columns = append(columns, "s.changed_at AS subscriber_version")
 	}
 	if e.Templates {
 		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
@@ -55,20 +56,28 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	}
 	defer rows.Close()
 	// Never nil: an empty page is an empty list on the wire, not null.
-	msgs, versions := []*Message{}, []time.Time{}
+	msgs := []*Message{}
+	var subscriberVersions, templateVersions []time.Time
 	scan := newJoinedScan(e)
 	for rows.Next() {
-		m, version, err := scan.read(rows, e)
+		m, err := scan.read(rows)
 		if err != nil {
 			return nil, err
 		}
-		msgs, versions = append(msgs, m), append(versions, version)
+		msgs = append(msgs, m)
+		subscriberVersions = append(subscriberVersions, scan.subscriberVersion.Time)
+		templateVersions = append(templateVersions, scan.templateVersion.Time)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	if e.Subscribers {
+		if err := attach(ctx, s, s.subscribers, subscriberEmbeds, environmentID, msgs, subscriberVersions); err != nil {
+			return nil, err
+		}
+	}
 	if e.Templates {
-		if err := s.attachTemplates(ctx, environmentID, msgs, versions); err != nil {
+		if err := attach(ctx, s, s.templates, templateEmbeds, environmentID, msgs, templateVersions); err != nil {
 			return nil, err
 		}
 	}

@@ -7,81 +7,125 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// templateCacheSize bounds the templates one instance keeps decoded (a few KB each).
-const templateCacheSize = 2_000
+// The records a page embeds, templates (a few KB of workflow steps each) and subscribers,
+// are held decoded per instance by id and version. A page's own statement reads each
+// message's template and subscriber version (templates.changed_at, migration 00007;
+// subscribers.changed_at, 00008) with the message, so a cached record is used only while
+// it is exactly the row's current version: no TTL, no staleness, and any writer's change
+// (an import, plain SQL) shows on the next page. A cached record is shared by every
+// reader: nothing may modify it.
 
-// templateCache holds decoded templates by id and version. A page's own statement reads
-// each message's template version (templates.changed_at, migration 00007) with the
-// message, so a cached template is used only while it is exactly the row's current
-// version: no TTL, no staleness, and any writer's change (an import, plain SQL) shows on
-// the next page. The cached *Template is shared by every reader: nothing may modify it.
-type templateCache struct {
-	entries *lru.Cache[templateKey, *Template]
-}
+// Cache sizes bound the records one instance keeps decoded.
+const (
+	templateCacheSize   = 2_000  // a few KB each
+	subscriberCacheSize = 10_000 // under 1 KB each
+)
 
-// templateKey is one version of one template.
-type templateKey struct {
+// versionKey is one version of one record.
+type versionKey struct {
 	environmentID string
 	id            string
 	version       time.Time
 }
 
-func newTemplateCache() templateCache {
-	return templateCache{entries: newLRU[templateKey, *Template](templateCacheSize)}
+// recordCache holds decoded records of one kind by id and version.
+type recordCache[R any] struct {
+	entries *lru.Cache[versionKey, *R]
+	// load reads records by id from the database, with their versions.
+	load func(ctx context.Context, s *Store, environmentID string, ids []string) ([]*R, error)
+	// key is a record's id and version, as load read it.
+	key func(r *R) (id string, version time.Time)
 }
 
-// templateVersions resolves the templates of messages whose versions a page read, from
-// the cache where it holds that version and from the database (one statement) for the
-// rest, and attaches them. versions[i] is the version read for msgs[i], zero where the
-// message's template does not exist.
-func (s *Store) attachTemplates(ctx context.Context, environmentID string, msgs []*Message, versions []time.Time) error {
-	var missing []string
+// embeds says where a page's messages hold one kind of embedded record.
+type embeds[R any] struct {
+	id  func(m *Message) string
+	set func(m *Message, r *R)
+}
+
+var (
+	templateEmbeds   = embeds[Template]{func(m *Message) string { return m.TemplateID }, func(m *Message, t *Template) { m.Template = t }}
+	subscriberEmbeds = embeds[Subscriber]{func(m *Message) string { return m.SubscriberID }, func(m *Message, s *Subscriber) { m.Subscriber = s }}
+)
+
+func newTemplateCache() recordCache[Template] {
+	return recordCache[Template]{
+		entries: newLRU[versionKey, *Template](templateCacheSize),
+		load: func(ctx context.Context, s *Store, environmentID string, ids []string) ([]*Template, error) {
+			var rows []*Template
+			err := s.conn(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error
+			for _, t := range rows {
+				t.normalize()
+			}
+			return rows, err
+		},
+		key: func(t *Template) (string, time.Time) { return t.ID, t.ChangedAt.Time },
+	}
+}
+
+func newSubscriberCache() recordCache[Subscriber] {
+	return recordCache[Subscriber]{
+		entries: newLRU[versionKey, *Subscriber](subscriberCacheSize),
+		load: func(ctx context.Context, s *Store, environmentID string, ids []string) ([]*Subscriber, error) {
+			var rows []*Subscriber
+			err := s.conn(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error
+			return rows, err
+		},
+		key: func(sub *Subscriber) (string, time.Time) { return sub.ID, sub.ChangedAt.Time },
+	}
+}
+
+// attach resolves the records of messages whose versions a page read, from the cache
+// where it holds that version and from the database (one statement) for the rest, and
+// attaches them. versions[i] is the version read for msgs[i], zero where the message's
+// record does not exist.
+func attach[R any](ctx context.Context, s *Store, c recordCache[R], e embeds[R], environmentID string, msgs []*Message, versions []time.Time) error {
+	var missed []*Message
+	var ids []string
 	seen := make(map[string]bool)
 	for i, m := range msgs {
 		if versions[i].IsZero() {
-			m.Template = nil
+			e.set(m, nil)
 			continue
 		}
-		if t, ok := s.templates.entries.Get(templateKey{environmentID, m.TemplateID, versions[i]}); ok {
-			m.Template = t
+		if r, ok := c.entries.Get(versionKey{environmentID, e.id(m), versions[i]}); ok {
+			e.set(m, r)
 			continue
 		}
-		if !seen[m.TemplateID] {
-			seen[m.TemplateID] = true
-			missing = append(missing, m.TemplateID)
+		missed = append(missed, m)
+		if id := e.id(m); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
 		}
 	}
-	if len(missing) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	fetched, err := s.loadTemplates(ctx, environmentID, missing)
+	byID, err := c.read(ctx, s, environmentID, ids)
 	if err != nil {
 		return err
 	}
-	for i, m := range msgs {
-		if m.Template == nil && !versions[i].IsZero() {
-			// The row may have changed again since the page read its version; the newer
-			// one is what the database holds now, and is what the page gets.
-			m.Template = fetched[m.TemplateID]
-		}
+	for _, m := range missed {
+		// The row may have changed again since the page read its version; the newer one
+		// is what the database holds now, and is what the page gets.
+		e.set(m, byID[e.id(m)])
 	}
 	return nil
 }
 
-// loadTemplates reads templates by id, caches them under the version read, and returns
-// them by id.
-func (s *Store) loadTemplates(ctx context.Context, environmentID string, ids []string) (map[string]*Template, error) {
-	var rows []*Template
-	if err := s.conn(ctx).Where("environment_id = ? AND id IN ?", environmentID, ids).Find(&rows).Error; err != nil {
+// read loads records by id, caches them under the version read, and returns them by id.
+func (c recordCache[R]) read(ctx context.Context, s *Store, environmentID string, ids []string) (map[string]*R, error) {
+	rows, err := c.load(ctx, s, environmentID, ids)
+	if err != nil {
 		return nil, err
 	}
-	byID := make(map[string]*Template, len(rows))
-	for _, t := range rows {
-		t.normalize()
-		byID[t.ID] = t
+	byID := make(map[string]*R, len(rows))
+	for _, r := range rows {
+		id, version := c.key(r)
+		byID[id] = r
 		if !inTx(ctx) {
 			// A row read inside a transaction may be that transaction's uncommitted change.
-			s.templates.entries.Add(templateKey{environmentID, t.ID, t.ChangedAt.Time}, t)
+			c.entries.Add(versionKey{environmentID, id, version}, r)
 		}
 	}
 	return byID, nil

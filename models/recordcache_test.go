@@ -42,3 +42,46 @@ func TestTemplateCacheFollowsEveryChange(t *testing.T) {
 		}
 	})
 }
+
+// Likewise a subscriber: a page shows it as it is now, whoever changed it, and reads it
+// from the database only when its version changed.
+func TestSubscriberCacheFollowsEveryChange(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		tn := dbtest.NewTenant(t, s, "sub")
+		sub, tpl := tn.Subscriber(t, "sub-1"), tn.Template(t, "tpl")
+		tn.Message(t, sub, tpl, nil)
+		log := dbtest.RecordStatements(t, s)
+		name := func(t *testing.T) (string, dbtest.StatementCounts) {
+			t.Helper()
+			log.Take()
+			p := list(t, s, tn.Env.ID, models.ListFilter{}, models.Page{Size: 10}, models.ListOptions{Subscribers: true})
+			if len(p.Data) != 1 || p.Data[0].Subscriber == nil {
+				t.Fatalf("page %+v, want one message with its subscriber", p.Data)
+			}
+			return p.Data[0].Subscriber.FirstName, dbtest.CountStatements(log.Take())
+		}
+
+		if got, cost := name(t); got != sub.FirstName || cost.Subscribers != 1 {
+			t.Fatalf("first page: subscriber %q in %d subscriber reads, want %q in 1", got, cost.Subscribers, sub.FirstName)
+		}
+		if got, cost := name(t); got != sub.FirstName || cost != (dbtest.StatementCounts{All: 1}) {
+			t.Fatalf("second page: subscriber %q, statements %+v, want %q from the cache in 1 statement", got, cost, sub.FirstName)
+		}
+		for _, next := range []string{"Grace", "Hedy"} {
+			if err := s.DB().Exec(`UPDATE subscribers SET first_name = ? WHERE id = ?`, next, sub.ID).Error; err != nil {
+				t.Fatal(err)
+			}
+			if got, cost := name(t); got != next || cost.Subscribers != 1 {
+				t.Errorf("after an UPDATE: subscriber %q in %d subscriber reads, want %q in 1", got, cost.Subscribers, next)
+			}
+		}
+		if err := s.DB().Exec(`DELETE FROM subscribers WHERE id = ?`, sub.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		log.Take()
+		p := list(t, s, tn.Env.ID, models.ListFilter{}, models.Page{Size: 10}, models.ListOptions{Subscribers: true})
+		if len(p.Data) != 1 || p.Data[0].Subscriber != nil {
+			t.Errorf("after the subscriber's row is gone: page %+v, want its message without a subscriber", p.Data)
+		}
+	})
+}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"time"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
@@ -66,71 +65,18 @@ var messageColumns = []column[Message]{
 	{"changed_at", func(m *Message) any { return &m.ChangedAt }},
 }
 
-// subscriberColumns are the columns of subscribers readMessages selects beside a
-// message, each read into its place in a subscriberRow. The subscriber's columns are all
-// NULL when a message has none (the LEFT JOIN found no row), so every column is read
-// through nullable.
-var subscriberColumns = []column[subscriberRow]{
-	{"id", func(s *subscriberRow) any { return &s.ID }},
-	{"first_name", func(s *subscriberRow) any { return &s.FirstName }},
-	{"last_name", func(s *subscriberRow) any { return &s.LastName }},
-	{"email", func(s *subscriberRow) any { return &s.Email }},
-	{"phone", func(s *subscriberRow) any { return &s.Phone }},
-	{"avatar", func(s *subscriberRow) any { return &s.Avatar }},
-	{"locale", func(s *subscriberRow) any { return &s.Locale }},
-	{"channels", func(s *subscriberRow) any { return &s.channels }},
-	{"topics", func(s *subscriberRow) any { return &s.topics }},
-	{"is_online", func(s *subscriberRow) any { return &s.IsOnline }},
-	{"last_online_at", func(s *subscriberRow) any { return optionalTime{&s.LastOnlineAt} }},
-	{"v", func(s *subscriberRow) any { return &s.Version }},
-	{"data", func(s *subscriberRow) any { return &s.Data }},
-	{"timezone", func(s *subscriberRow) any { return &s.Timezone }},
-	{"subscriber_id", func(s *subscriberRow) any { return &s.SubscriberID }},
-	{"organization_id", func(s *subscriberRow) any { return &s.OrganizationID }},
-	{"environment_id", func(s *subscriberRow) any { return &s.EnvironmentID }},
-	{"deleted", func(s *subscriberRow) any { return &s.Deleted }},
-	{"created_at", func(s *subscriberRow) any { return &s.CreatedAt }},
-	{"updated_at", func(s *subscriberRow) any { return &s.UpdatedAt }},
-}
+// messageSelect is the message's part of readMessages' select list, in the order
+// joinedScan reads it.
+var messageSelect = selectList("messages", messageColumns)
 
-// subscriberRow is a subscriber's columns as read, its JSON columns still undecoded: a
-// page's messages mostly share one subscriber (an inbox is one subscriber's), so each
-// subscriber is decoded once per page and shared by its messages.
-type subscriberRow struct {
-	Subscriber
-	channels, topics JSON // their text, as read
-}
-
-// decode returns the subscriber with its JSON columns decoded.
-func (s *subscriberRow) decode() (*Subscriber, error) {
-	sub := s.Subscriber
-	if err := (jsonColumn{&sub.Channels}).Scan([]byte(s.channels)); err != nil {
-		return nil, fmt.Errorf("column channels: %w", err)
-	}
-	if err := (jsonColumn{&sub.Topics}).Scan([]byte(s.topics)); err != nil {
-		return nil, fmt.Errorf("column topics: %w", err)
-	}
-	return &sub, nil
-}
-
-// The select lists of readMessages' statement, in the order joinedScan reads them.
-var (
-	messageSelect    = selectList("messages", "", messageColumns)
-	subscriberSelect = selectList("s", "s__", subscriberColumns)
-)
-
-// selectList renders columns qualified by table, aliased prefix+name when there is a
-// prefix (the subscriber's columns would otherwise share names with the message's).
-func selectList[R any](table, prefix string, columns []column[R]) string {
+// selectList renders columns qualified by table.
+func selectList[R any](table string, columns []column[R]) string {
 	var b strings.Builder
 	for i, c := range columns {
 		if i > 0 {
 			b.WriteString(", ")
 		}
 		fmt.Fprintf(&b, "%s.%s", table, quoteColumn(c.name))
-		if prefix != "" {
-			fmt.Fprintf(&b, " AS %s%s", prefix, c.name)
-		}
 	}
 	return b.String()
 }
@@ -144,62 +90,45 @@ func quoteColumn(name string) string {
 	return name
 }
 
-// joinedScan is one row of readMessages' statement being read: the message, its
-// subscriber's columns when joined (a subscriber whose id stays empty was not found) and
-// its template's version when joined (zero when the template does not exist). The row is
-// scanned into fields of its own, whose destinations are made once per statement, and
-// copied out into a new record.
+// joinedScan is one row of readMessages' statement being read: the message, and the
+// versions of its subscriber and its template when joined (zero when the record does not
+// exist). The row is scanned into fields of its own, whose destinations are made once per
+// statement, and the message copied out into a new record.
 type joinedScan struct {
-	msg     Message
-	sub     subscriberRow
-	version Stamp
-	dest    []any
-	// subscribers are the subscribers read so far, by id: the same row each time within
-	// one statement.
-	subscribers map[string]*Subscriber
+	msg                                Message
+	subscriberVersion, templateVersion Stamp
+	dest                               []any
 }
 
 // newJoinedScan prepares the destinations of one row of the shape e selects.
 func newJoinedScan(e embedded) *joinedScan {
-	r := &joinedScan{subscribers: make(map[string]*Subscriber)}
+	r := &joinedScan{}
 	for _, c := range messageColumns {
 		r.dest = append(r.dest, c.dest(&r.msg))
 	}
 	if e.Subscribers {
-		for _, c := range subscriberColumns {
-			r.dest = append(r.dest, nullable{c.dest(&r.sub)})
-		}
+		r.dest = append(r.dest, &r.subscriberVersion)
 	}
 	if e.Templates {
-		r.dest = append(r.dest, &r.version)
+		r.dest = append(r.dest, &r.templateVersion)
 	}
 	return r
 }
 
-// read scans the current row of rows and returns its message, its subscriber attached.
-func (r *joinedScan) read(rows *sql.Rows, e embedded) (*Message, time.Time, error) {
-	// Zero for the next row whatever happens: a NULL leaves a destination as it was, and
-	// the record handed out keeps the slices its JSON columns were decoded into.
-	defer func() { r.msg, r.sub, r.version = Message{}, subscriberRow{}, Stamp{} }()
+// read scans the current row of rows and returns its message; the versions stay in r
+// until the next row.
+func (r *joinedScan) read(rows *sql.Rows) (*Message, error) {
+	// Zero for this row: a NULL leaves a destination as it was, and the record handed out
+	// keeps the slices its JSON columns were decoded into.
+	r.msg, r.subscriberVersion, r.templateVersion = Message{}, Stamp{}, Stamp{}
 	if err := rows.Scan(r.dest...); err != nil {
-		return nil, time.Time{}, err
+		return nil, err
 	}
-	m, version := new(Message), r.version.Time
+	m := new(Message)
 	*m = r.msg
 	m.applyMark()
 	m.normalize()
-	if e.Subscribers && r.sub.ID != "" {
-		sub, ok := r.subscribers[r.sub.ID]
-		if !ok {
-			var err error
-			if sub, err = r.sub.decode(); err != nil {
-				return nil, time.Time{}, err
-			}
-			r.subscribers[r.sub.ID] = sub
-		}
-		m.Subscriber = sub
-	}
-	return m, version, nil
+	return m, nil
 }
 
 // jsonColumn reads a JSON text column into the value v points to, as the jsontext
@@ -242,71 +171,4 @@ func (o optionalTime) Scan(src any) error {
 	}
 	*o.t = &t
 	return nil
-}
-
-// nullable reads a column of a LEFT JOIN's missing row (NULL) as the zero value, and
-// any other value as dest would.
-type nullable struct{ dest any }
-
-// Scan leaves the destination alone for NULL.
-func (n nullable) Scan(src any) error {
-	if src == nil {
-		return nil
-	}
-	if s, ok := n.dest.(sql.Scanner); ok {
-		return s.Scan(src)
-	}
-	return convertColumn(n.dest, src)
-}
-
-// convertColumn stores a driver value in one of the plain destinations the column lists
-// use, as database/sql's own Scan would.
-func convertColumn(dest, src any) error {
-	switch d := dest.(type) {
-	case *string:
-		switch s := src.(type) {
-		case string:
-			*d = s
-			return nil
-		case []byte:
-			*d = string(s)
-			return nil
-		}
-	case *bool:
-		b, err := driverBool(src)
-		*d = b
-		return err
-	case **bool:
-		b, err := driverBool(src)
-		*d = &b
-		return err
-	case *int:
-		switch s := src.(type) {
-		case int64:
-			*d = int(s)
-			return nil
-		case []byte:
-			_, err := fmt.Sscan(string(s), d)
-			return err
-		case string:
-			_, err := fmt.Sscan(s, d)
-			return err
-		}
-	}
-	return fmt.Errorf("cannot read %T into %T", src, dest)
-}
-
-// driverBool reads a boolean column as either driver returns it.
-func driverBool(src any) (bool, error) {
-	switch s := src.(type) {
-	case bool:
-		return s, nil
-	case int64:
-		return s != 0, nil
-	case []byte:
-		return string(s) != "0" && len(s) > 0, nil
-	case string:
-		return s != "0" && s != "", nil
-	}
-	return false, fmt.Errorf("cannot read %T as a boolean", src)
 }

@@ -24,6 +24,10 @@ type Subscriber struct {
 	Deleted        bool   `json:"deleted"`
 	CreatedAt      Time   `json:"createdAt"`
 	UpdatedAt      Time   `json:"updatedAt"`
+
+	// ChangedAt is the row's version (migration 00008), stamped by the database whenever
+	// a value changes and never written here: the subscriber cache is keyed by it.
+	ChangedAt Stamp `json:"-" gorm:"->"`
 }
 
 // SubscriberChannel is one set of delivery credentials of a subscriber.

@@ -61,7 +61,7 @@ func TestMigrateCommands(t *testing.T) {
 
 			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
 				"4": "template_deleted_at_text pending", "5": "message_changes pending", "6": "message_counts pending",
-				"7": "template_versions pending"}
+				"7": "template_versions pending", "8": "subscriber_versions pending"}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
@@ -69,22 +69,22 @@ func TestMigrateCommands(t *testing.T) {
 			_, stderr := run(0, "migrate")
 			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
 				"applied 4 template_deleted_at_text", "applied 5 message_changes", "applied 6 message_counts", "applied 7 template_versions",
-				"schema version 7, 0 pending"} {
+				"applied 8 subscriber_versions", "schema version 8, 0 pending"} {
 				if !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["7"] != "template_versions applied" || got["1"] != "initial applied" {
+			if got := status(); got["8"] != "subscriber_versions applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 7 template_versions") || !strings.Contains(stderr, "schema version 6, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 8 subscriber_versions") || !strings.Contains(stderr, "schema version 7, 1 pending") {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["7"] != "template_versions pending" || got["6"] != "message_counts applied" {
+			if got := status(); got["8"] != "subscriber_versions pending" || got["7"] != "template_versions applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 7 template_versions") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 8 subscriber_versions") {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {

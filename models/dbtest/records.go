@@ -76,6 +76,7 @@ var TimeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time
 var IgnoreStamps = cmp.Options{
 	cmpopts.IgnoreFields(models.Message{}, "InsertedAt", "ChangedAt"),
 	cmpopts.IgnoreFields(models.Template{}, "ChangedAt"),
+	cmpopts.IgnoreFields(models.Subscriber{}, "ChangedAt"),
 }
 
 // LoadMessage reads a message row as stored, failing the test when it is missing.
