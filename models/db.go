@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,7 +13,6 @@ import (
 	"github.com/glebarez/sqlite"
 	mysqldriver "github.com/go-sql-driver/mysql"
 	"gorm.io/gorm"
-	"gorm.io/gorm/logger"
 )
 
 // Dialects the store speaks.
@@ -43,6 +41,8 @@ type Store struct {
 	statements  statementCounter
 	// replicas serve lists when DATABASE_READ_URLS names some (UseReplicas); nil otherwise.
 	replicas *replicaSet
+	// gormLog is the logger of every handle the store opens (see WithLogger).
+	gormLog *gormLogger
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -58,15 +58,21 @@ type PoolOptions struct {
 var DefaultPool = PoolOptions{MaxOpenConns: 20, MaxIdleConns: 10, ConnMaxLifetime: 5 * time.Minute, ConnMaxIdleTime: time.Minute}
 
 // Open connects to a database named by a URL: mysql://user:pass@host:3306/db or
-// sqlite:path. It does not migrate; call Migrate.
-func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, error) {
+// sqlite:path. It does not migrate; call Migrate. GORM logs to slog.Default() unless
+// WithLogger says otherwise.
+func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...OpenOption) (*Store, error) {
 	dialect, dialector, err := dialectorFor(databaseURL)
 	if err != nil {
 		return nil, err
 	}
+	o := openOptions{slow: DefaultSlowThreshold}
+	for _, opt := range opts {
+		opt(&o)
+	}
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// Now fixes every timestamp.
-	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache()}
+	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache(),
+		gormLog: newGormLogger(o)}
 	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
 		return nil, openError(err, databaseURL)
@@ -101,13 +107,8 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions) (*Store, er
 func (s *Store) gormConfig() *gorm.Config {
 	return &gorm.Config{
 		TranslateError: true,
-		Logger: logger.New(log.New(os.Stderr, "", log.LstdFlags), logger.Config{
-			SlowThreshold:             500 * time.Millisecond,
-			LogLevel:                  logger.Warn,
-			IgnoreRecordNotFoundError: true,
-			ParameterizedQueries:      true,
-		}),
-		NowFunc: func() time.Time { return s.Now().UTC().Truncate(time.Millisecond) },
+		Logger:         s.gormLog,
+		NowFunc:        func() time.Time { return s.Now().UTC().Truncate(time.Millisecond) },
 	}
 }
 

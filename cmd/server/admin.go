@@ -275,14 +275,15 @@ func (a *app) seedCommand() *cli.Command {
 	}
 }
 
-// withDatabase opens the database without migrating it, for the migrate commands.
+// withDatabase opens the database without migrating it, for the migrate commands. GORM
+// logs as serve does, on stderr.
 func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
 	c, err := loadConfig(cmd)
 	if err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	s, err := models.Open(openCtx, c.databaseURL, c.pool)
+	s, err := models.Open(openCtx, c.databaseURL, c.pool, models.WithLogger(newLogger(a.stderr, c)))
 	cancel()
 	if err != nil {
 		return err
@@ -294,15 +295,13 @@ func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models
 
 // withStore opens and migrates the database for one admin task.
 func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
-	c, err := loadConfig(cmd)
-	if err != nil {
-		return err
-	}
-	s, err := openStore(ctx, c)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	s.Now = a.now
-	return f(s)
+	return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+		migrateCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		err := s.Migrate(migrateCtx)
+		cancel()
+		if err != nil {
+			return err
+		}
+		return f(s)
+	})
 }

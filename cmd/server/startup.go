@@ -50,7 +50,7 @@ func (b *backoff) wait() time.Duration {
 // binary), and returns ctx's error when ctx ends first.
 func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*models.Store, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := openAndMigrate(ctx, c)
+		s, err := openAndMigrate(ctx, c, logger)
 		if err == nil {
 			if attempt > 1 {
 				logger.Info("database reachable", "attempts", attempt, "database", models.RedactURL(c.databaseURL))
@@ -75,11 +75,12 @@ func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*mo
 }
 
 // openAndMigrate is one attempt of connect, each step under its own deadline so a
-// database that accepts connections but never answers cannot stall the start.
-func openAndMigrate(ctx context.Context, c config) (*models.Store, error) {
+// database that accepts connections but never answers cannot stall the start. GORM logs
+// through logger, as every other part of the server does.
+func openAndMigrate(ctx context.Context, c config, logger *slog.Logger) (*models.Store, error) {
 	openCtx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	s, err := models.Open(openCtx, c.databaseURL, c.pool)
+	s, err := models.Open(openCtx, c.databaseURL, c.pool, models.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
