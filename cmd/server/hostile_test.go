@@ -222,6 +222,32 @@ func refused(status int, field string) func(*testing.T, string, e2eReply) {
 	}
 }
 
+// uriTooLong expects 414 with the documented error body, short: neither its message nor
+// its path echoes the URI.
+func uriTooLong(t *testing.T, uri string, r e2eReply) {
+	t.Helper()
+	if r.status != http.StatusRequestURITooLong || len(r.body) > 1<<10 {
+		t.Fatalf("status %d with %d bytes, want 414 with a short body: %.500s", r.status, len(r.body), r.body)
+	}
+	var body map[string]any
+	if err := json.Unmarshal(r.body, &body); err != nil {
+		t.Fatalf("body is not a JSON object (%v): %.500s", err, r.body)
+	}
+	if body["statusCode"] != float64(http.StatusRequestURITooLong) || body["error"] != http.StatusText(http.StatusRequestURITooLong) ||
+		body["message"] == "" || !timestampPattern.MatchString(fmt.Sprint(body["timestamp"])) || !strings.HasPrefix(uri, fmt.Sprint(body["path"])) {
+		t.Errorf("error body %s, want statusCode 414, a message, a timestamp and the start of the path", r.body)
+	}
+}
+
+// headersTooLarge expects net/http's own 431 for a request line and headers past the
+// server's MaxHeaderBytes: short, before any handler.
+func headersTooLarge(t *testing.T, _ string, r e2eReply) {
+	t.Helper()
+	if r.status != http.StatusRequestHeaderFieldsTooLarge || len(r.body) > 1<<10 {
+		t.Fatalf("status %d with %d bytes, want 431 with a short body: %.500s", r.status, len(r.body), r.body)
+	}
+}
+
 // emptyPage expects 200 and a page without messages (a filter that matches nothing).
 func emptyPage(t *testing.T, _ string, r e2eReply) {
 	t.Helper()
@@ -431,7 +457,9 @@ func (e *e2eTenant) hostileCases() []hostileCase {
 	}
 	list("listDeepestPage", "page=10000000&limit=1000", noData)
 
-	// 10,000 transactionIds, in each encoding.
+	// 10,000 transactionIds, in each encoding: past the request-header limit, net/http's
+	// 431; 3,500 (about 70 KiB) past the URI limit, 414; 3,000 (about 60 KiB) and 101 are
+	// counted, 422.
 	var ids, repeated, brackets, indices []string
 	for i := range 10_000 {
 		ids = append(ids, "t"+strconv.Itoa(i))
@@ -439,9 +467,11 @@ func (e *e2eTenant) hostileCases() []hostileCase {
 		brackets = append(brackets, "transactionId%5B%5D=t"+strconv.Itoa(i))
 		indices = append(indices, "transactionId%5B"+strconv.Itoa(i)+"%5D=t"+strconv.Itoa(i))
 	}
-	list("listTransactionIds10000", strings.Join(repeated, "&"), refused(http.StatusUnprocessableEntity, "transactionId"))
-	list("listTransactionIds10000Brackets", strings.Join(brackets, "&"), refused(http.StatusUnprocessableEntity, "transactionId"))
-	list("listTransactionIds10000Indices", strings.Join(indices, "&"), refused(http.StatusUnprocessableEntity, "transactionId"))
+	list("listTransactionIds10000", strings.Join(repeated, "&"), headersTooLarge)
+	list("listTransactionIds10000Brackets", strings.Join(brackets, "&"), headersTooLarge)
+	list("listTransactionIds10000Indices", strings.Join(indices, "&"), headersTooLarge)
+	list("listTransactionIds3500", strings.Join(repeated[:3500], "&"), uriTooLong)
+	list("listTransactionIds3000", strings.Join(repeated[:3000], "&"), refused(http.StatusUnprocessableEntity, "transactionId"))
 	list("listTransactionIds101", strings.Join(repeated[:101], "&"), refused(http.StatusUnprocessableEntity, "transactionId"))
 
 	// Deep and large payloads.

@@ -180,7 +180,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    1 << 20, // room for 10,000 transactionId values, refused with 422, not 431
+		MaxHeaderBytes:    128 << 10, // a URI up to edge.MaxURIBytes (longer is 414) and the usual headers; past this net/http answers 431
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	errc := make(chan error, 1)
@@ -298,6 +298,13 @@ type guards struct {
 	obs            *observability
 }
 
+// How much of a request's method and path the 404 quotes: enough to recognise, never the
+// whole of a hostile one.
+const (
+	maxQuotedMethod = 32
+	maxQuotedPath   = 200
+)
+
 // routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
 // each mount with its own error shape; everything answers with a request id, in gzip
 // when asked, and a panic anywhere becomes a 500 with an errorId.
@@ -333,7 +340,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		mountInbox(mux, r, demoKey, v1Errors)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
-		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", req.Method, req.URL.Path))
+		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", edge.Shorten(req.Method, maxQuotedMethod), edge.Shorten(req.URL.Path, maxQuotedPath)))
 	})
 	return e.Around(mux, mux, v1)
 }

@@ -102,10 +102,10 @@ func New(o Options) *Edge {
 }
 
 // Around wraps every route: metrics (with tracing inside, so spans see the route), the
-// request log, panic recovery, compression and CORS, in that order: a preflight is
-// answered before any mount's authentication, and still logged and measured. routers are the
-// ServeMuxes under next, outermost first, that name a request's route for metrics;
-// handlers that are not a Router are skipped.
+// request log, the URI limit, panic recovery, compression and CORS, in that order: an
+// overlong URI and a preflight are answered before any mount's authentication, and still
+// logged and measured. routers are the ServeMuxes under next, outermost first, that name a
+// request's route for metrics; handlers that are not a Router are skipped.
 func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 	var named []Router
 	for _, h := range routers {
@@ -117,6 +117,7 @@ func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 		e.o.Metrics.Instrument(e.o.Now, named...),
 		e.o.Trace,
 		Log(e.o.Logger, e.o.Now),
+		URILimit(MaxURIBytes, e.o.Errors),
 		Recover(e.o.Logger, e.o.Now, e.o.Errors),
 		Compress(),
 		e.o.CORS,
