@@ -73,3 +73,42 @@ func TestNotFoundBounded(t *testing.T) {
 		}
 	})
 }
+
+// /graphql answers the methods it does not take with 405, Allow and the documented error
+// body with GraphQL's errors array, not gqlgen's 400.
+func TestGraphQLMethodNotAllowed(t *testing.T) {
+	e := newE2ETenant(t, models.DialectMySQL)
+	op := []byte(`{"query":"{ messages { totalCount } }"}`)
+	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch} {
+		t.Run("graphql405"+method, func(t *testing.T) {
+			r := e.do(t, method, "/graphql", http.Header{"Content-Type": {"application/json"}}, op)
+			if r.status != http.StatusMethodNotAllowed || r.header.Get("Allow") != "GET, POST" {
+				t.Fatalf("%d Allow %q: %.300s, want 405 with Allow: GET, POST", r.status, r.header.Get("Allow"), r.body)
+			}
+			var body struct {
+				StatusCode int    `json:"statusCode"`
+				Path       string `json:"path"`
+				Message    string `json:"message"`
+				Errors     []struct {
+					Message    string            `json:"message"`
+					Extensions map[string]string `json:"extensions"`
+				} `json:"errors"`
+			}
+			if err := json.Unmarshal(r.body, &body); err != nil || body.StatusCode != http.StatusMethodNotAllowed || body.Path != "/graphql" ||
+				body.Message == "" || len(body.Errors) != 1 || body.Errors[0].Extensions["code"] == "" {
+				t.Errorf("body %s (%v), want the error body with GraphQL's errors array", r.body, err)
+			}
+		})
+	}
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		t.Run("graphql200"+method, func(t *testing.T) {
+			uri, body := "/graphql", op
+			if method == http.MethodGet {
+				uri, body = "/graphql?query="+url.QueryEscape("{ messages { totalCount } }"), nil
+			}
+			if r := e.do(t, method, uri, http.Header{"Content-Type": {"application/json"}}, body); r.status != http.StatusOK {
+				t.Fatalf("%d %.300s", r.status, r.body)
+			}
+		})
+	}
+}

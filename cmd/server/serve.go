@@ -322,7 +322,8 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
-	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true}, gql))
+	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true},
+		edge.Methods(http.MethodGet, http.MethodPost)(gql)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeStatus(w, http.StatusOK, "ok")
 	})
