@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -49,9 +50,11 @@ var hostileStrings = []string{
 }
 
 // FuzzParseListQuery sends raw query strings through url.ParseQuery (as r.URL.Query()
-// does, keeping what parses) and parseListQuery. It never panics; transactionIds are
-// exactly the values of the keys of the three encodings; page and limit are taken as
-// integers or refused as invalid, naming the field.
+// does, keeping what parses) and parseListQuery. It never panics; a bracketed key of a
+// parameter that is none of the three encodings of transactionId is refused as invalid,
+// naming the parameter; otherwise transactionIds are exactly the values of the keys of
+// the three encodings, and page and limit are taken as integers or refused as invalid,
+// naming the field.
 func FuzzParseListQuery(f *testing.F) {
 	for _, seed := range []string{
 		"",
@@ -76,12 +79,23 @@ func FuzzParseListQuery(f *testing.F) {
 		strings.Repeat("transactionId=t&", 101),
 		"subscriberId=" + strings.Repeat("x", 10_000),
 		"&&&=&=x&x=&%=%",
+		"channel[]=in_app", "channel[0]=in_app&channel=email", "subscriberId[]=a", "page[]=1", "limit[x]=5",
+		"transactionId[0][1]=a", "transactionId[][]=a", "transactionId%5B-1%5D=a", "transactionId[00]=a&transactionId[]=b",
+		"foo[]=a&Channel[]=x&transactionIds[0]=y&transactionId]=z",
+		"transactionId[-1]=a&page=x",
 	} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		v, _ := url.ParseQuery(raw)
 		q, err := parseListQuery(v)
+
+		if bad := malformedParams(v); len(bad) > 0 {
+			if field := invalidField(err); !bad[field] {
+				t.Fatalf("malformed keys of %v: error %v (field %q), want invalid naming one of them", bad, err, field)
+			}
+			return
+		}
 
 		for _, key := range []string{"page", "limit"} {
 			got := q.page
@@ -161,6 +175,34 @@ func transactionIDs(v url.Values) []string {
 		out = append(out, vals...)
 	}
 	return out
+}
+
+// malformedParams names, independently of parseListQuery, the parameters sent with a
+// key that is their name, "[", and anything but "]" or "N]" (digits alone, an int) on
+// transactionId.
+func malformedParams(v url.Values) map[string]bool {
+	bad := map[string]bool{}
+	for k := range v {
+		i := strings.IndexByte(k, '[')
+		if i < 0 {
+			continue
+		}
+		name, inner := k[:i], k[i:]
+		switch name {
+		case "channel", "subscriberId", "page", "limit":
+			bad[name] = true
+		case "transactionId":
+			if inner == "[]" {
+				continue
+			}
+			digits := strings.TrimSuffix(strings.TrimPrefix(inner, "["), "]")
+			n, err := strconv.ParseUint(digits, 10, 63)
+			if len(inner) < 3 || inner[len(inner)-1] != ']' || err != nil || n > math.MaxInt {
+				bad[name] = true
+			}
+		}
+	}
+	return bad
 }
 
 func equalMultiset(a, b []string) bool {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,9 +51,13 @@ type listQuery struct {
 }
 
 // parseListQuery reads the query string. Only the shape is checked here (integers are
-// integers); ranges, enums and defaults are the resolver's. Unknown parameters are ignored.
+// integers, brackets only where an array may have them); ranges, enums and defaults are
+// the resolver's. Unknown parameters are ignored.
 func parseListQuery(v url.Values) (listQuery, error) {
 	var q listQuery
+	if err := refuseBracketForms(v); err != nil {
+		return q, err
+	}
 	if c, ok := first(v, "channel"); ok {
 		ch := models.ChannelType(c)
 		q.channel = &ch
@@ -93,7 +98,8 @@ func intParam(v url.Values, key string) (*int, error) {
 
 // arrayParam collects an array sent in any of the encodings clients use: repeated keys
 // (key=a&key=b), brackets as the axios-based Node SDK sends them (key[]=a&key[]=b), and
-// indices (key[0]=a&key[1]=b, in index order).
+// indices (key[0]=a&key[1]=b, in index order). Other bracketed keys are refused before
+// (refuseBracketForms).
 func arrayParam(v url.Values, key string) []string {
 	out := append([]string(nil), v[key]...)
 	out = append(out, v[key+"[]"]...)
@@ -103,19 +109,71 @@ func arrayParam(v url.Values, key string) []string {
 	}
 	var byIndex []indexed
 	for k, vals := range v {
-		rest, ok := strings.CutPrefix(k, key+"[")
-		if !ok || !strings.HasSuffix(rest, "]") {
+		name, brackets, ok := strings.Cut(k, "[")
+		if !ok || name != key {
 			continue
 		}
-		i, err := strconv.Atoi(strings.TrimSuffix(rest, "]"))
-		if err != nil || i < 0 {
-			continue
+		if i, ok := bracketIndex(brackets); ok {
+			byIndex = append(byIndex, indexed{i, vals})
 		}
-		byIndex = append(byIndex, indexed{i, vals})
 	}
 	sort.Slice(byIndex, func(a, b int) bool { return byIndex[a].i < byIndex[b].i })
 	for _, e := range byIndex {
 		out = append(out, e.vals...)
 	}
 	return out
+}
+
+// listParams are GET /v1/messages's parameters, true for the one array.
+var listParams = map[string]bool{"transactionId": true, "channel": false, "subscriberId": false, "page": false, "limit": false}
+
+// refuseBracketForms refuses, naming the parameter, a key that is a parameter's name
+// followed by "[" but not a form the API reads: anything but [] or [N] on transactionId
+// (negative, signed or non-numeric indices, nested brackets) and any brackets on the
+// single-valued parameters. Ignored, such a key would drop its filter and answer the
+// whole list.
+func refuseBracketForms(v url.Values) error {
+	var bad []string
+	for k := range v {
+		name, brackets, ok := strings.Cut(k, "[")
+		array, known := listParams[name]
+		if !ok || !known {
+			continue
+		}
+		if _, index := bracketIndex(brackets); array && (brackets == "]" || index) {
+			continue
+		}
+		bad = append(bad, k)
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad) // the same refusal for the same query
+	key := bad[0]
+	name, _, _ := strings.Cut(key, "[")
+	msg := name + " takes one value, as " + name + "=value, without brackets"
+	if listParams[name] {
+		msg = name + " is sent as " + name + "=a, " + name + "[]=a or " + name + "[0]=a, the index a non-negative integer"
+	}
+	return models.Invalid(name, quotedKey(key), msg)
+}
+
+// bracketIndex reads "N]", what follows "key[" in an indexed key, N a decimal integer
+// of digits alone.
+func bracketIndex(brackets string) (int, bool) {
+	digits, ok := strings.CutSuffix(brackets, "]")
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" {
+		return 0, false
+	}
+	i, err := strconv.Atoi(digits)
+	return i, err == nil
+}
+
+// quotedKey is a refused key as the error body's value: valid UTF-8, cut past
+// models.MaxFilterLength bytes and ending in "...".
+func quotedKey(key string) string {
+	if len(key) > models.MaxFilterLength {
+		key = key[:models.MaxFilterLength] + "..."
+	}
+	return strings.ToValidUTF8(key, "\uFFFD")
 }

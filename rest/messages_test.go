@@ -188,6 +188,60 @@ func TestListMessagesTransactionEncodings(t *testing.T) {
 	})
 }
 
+// A key that is a bracketed form of a parameter the API does not read is refused naming
+// the parameter, instead of dropping its filter and answering the whole list; unrelated
+// keys stay ignored.
+func TestListMessagesBracketForms(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		in := newInbox(t, s)
+		a := newAPI(t, s)
+		for _, tt := range []struct {
+			name, query, field, value string
+		}{
+			{"list422TransactionNegativeIndex", "transactionId[-1]=t1", "transactionId", "transactionId[-1]"},
+			{"list422TransactionNegativeIndexEscaped", "transactionId%5B-1%5D=t1", "transactionId", "transactionId[-1]"},
+			{"list422TransactionSignedIndex", "transactionId[%2B1]=t1", "transactionId", "transactionId[+1]"},
+			{"list422TransactionNamedIndex", "transactionId[x]=t1", "transactionId", "transactionId[x]"},
+			{"list422TransactionSpacedIndex", "transactionId[%201]=t1", "transactionId", "transactionId[ 1]"},
+			{"list422TransactionIndexOverflow", "transactionId[99999999999999999999]=t1", "transactionId", "transactionId[99999999999999999999]"},
+			{"list422TransactionNestedBrackets", "transactionId[0][1]=t1", "transactionId", "transactionId[0][1]"},
+			{"list422TransactionDoubleBrackets", "transactionId[][]=t1", "transactionId", "transactionId[][]"},
+			{"list422TransactionUnclosed", "transactionId[=t1", "transactionId", "transactionId["},
+			{"list422TransactionBadBesideGood", "transactionId=t1&transactionId[-1]=t3", "transactionId", "transactionId[-1]"},
+			{"list422ChannelBrackets", "channel[]=in_app", "channel", "channel[]"},
+			{"list422ChannelBracketsEscaped", "channel%5B%5D=in_app", "channel", "channel[]"},
+			{"list422ChannelIndex", "channel[0]=in_app", "channel", "channel[0]"},
+			{"list422SubscriberBrackets", "subscriberId[]=alice", "subscriberId", "subscriberId[]"},
+			{"list422PageBrackets", "page[]=1", "page", "page[]"},
+			{"list422LimitIndex", "limit[0]=5", "limit", "limit[0]"},
+			{"list422FirstBadKeyNamed", "subscriberId[]=alice&channel[]=in_app", "channel", "channel[]"},
+			{"list422LongKeyCut", "transactionId[" + strings.Repeat("x", 300) + "]=t1", "transactionId", "transactionId[" + strings.Repeat("x", 241) + "..."},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				uri := "/v1/messages?" + tt.query
+				body := errorBody(t, a.get(t, in.a.Key, uri), http.StatusUnprocessableEntity, uri)
+				fieldError(t, body, tt.field, tt.value)
+			})
+		}
+		for _, tt := range []struct {
+			name, query string
+			want        []string
+		}{
+			{"list200IndexLeadingZero", "transactionId[01]=t1", []string{"m3", "m1"}},
+			{"list200UnrelatedBracketsIgnored", "foo[]=x&Channel[]=fax&transactionIds[0]=t9&transactionId]=t9&limit]=0", []string{"m7", "m6", "m5", "m4", "m3", "m2", "m1"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				uri := "/v1/messages?" + tt.query
+				want := page{TotalCount: len(tt.want), Data: tt.want, PageSize: 10}
+				if diff := cmp.Diff(want, list(t, a, in.a.Key, uri, in.names)); diff != "" {
+					t.Errorf("GET %s (-want +got):\n%s", uri, diff)
+				}
+			})
+		}
+	})
+}
+
 // transactionQuery returns n transactionId values in the given encoding.
 func transactionQuery(n int, key string) string {
 	parts := make([]string, n)
