@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -33,6 +34,34 @@ func corsRequest(t *testing.T, base, method, path, origin, key string) *http.Res
 	return res
 }
 
+// preflightRefused expects a preflight from origin to be 403 with the documented error
+// body and no Access-Control-Allow header: answered before authentication, not 401.
+func preflightRefused(t *testing.T, base, path, origin string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodOptions, base+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Origin", origin)
+	req.Header.Set("Access-Control-Request-Method", http.MethodPost)
+	req.Header.Set("Access-Control-Request-Headers", "authorization,content-type")
+	res, err := e2eClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range res.Header {
+		if strings.HasPrefix(k, "Access-Control-Allow-") {
+			t.Errorf("refused preflight carries %s: %v", k, res.Header)
+		}
+	}
+	refused(http.StatusForbidden, "")(t, path, e2eReply{status: res.StatusCode, header: res.Header, body: body})
+}
+
 func TestCORS(t *testing.T) {
 	w := newSessionWorld(t, models.DialectSQLite, "--cors-allowed-origins", "https://app.example.com, https://admin.example.com")
 	for _, path := range []string{"/graphql", "/v1/messages", "/v1/inbox/session"} {
@@ -45,11 +74,8 @@ func TestCORS(t *testing.T) {
 				t.Errorf("preflight: %d %v", res.StatusCode, res.Header)
 			}
 		})
-		t.Run("preflightRefusedOrigin"+path, func(t *testing.T) {
-			res := corsRequest(t, w.srv.base, http.MethodOptions, path, "https://evil.example.net", "")
-			if res.Header.Get("Access-Control-Allow-Origin") != "" || res.StatusCode == http.StatusUnauthorized {
-				t.Errorf("preflight from a refused origin: %d %v", res.StatusCode, res.Header)
-			}
+		t.Run("preflight403RefusedOrigin"+path, func(t *testing.T) {
+			preflightRefused(t, w.srv.base, path, "https://evil.example.net")
 		})
 	}
 	t.Run("get200AllowedOriginExposesHeaders", func(t *testing.T) {
@@ -81,6 +107,23 @@ func TestCORS(t *testing.T) {
 		res := corsRequest(t, w.srv.base, http.MethodOptions, "/graphql", "http://localhost:3000", "")
 		if res.Header.Get("Access-Control-Allow-Origin") != "" {
 			t.Errorf("production allowed a localhost origin it was not given")
+		}
+	})
+}
+
+// In production without CORS_ALLOWED_ORIGINS every preflight is refused with 403 before
+// authentication; requests with a key still work and carry no CORS header.
+func TestCORSProductionWithoutOrigins(t *testing.T) {
+	w := newSessionWorld(t, models.DialectSQLite)
+	for _, path := range []string{"/graphql", "/v1/messages", "/v1/inbox/session"} {
+		t.Run("preflight403"+path, func(t *testing.T) {
+			preflightRefused(t, w.srv.base, path, "https://app.example.com")
+		})
+	}
+	t.Run("get200NoCORSHeaders", func(t *testing.T) {
+		res := corsRequest(t, w.srv.base, http.MethodGet, "/v1/messages", "https://app.example.com", w.key)
+		if res.StatusCode != http.StatusOK || res.Header.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("GET: %d, Allow-Origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/rs/cors"
+
+	"messages/models"
 )
 
 // CORSOptions say which browser origins may call the APIs.
@@ -22,7 +24,8 @@ type CORSOptions struct {
 // responses carry Access-Control-Allow-Origin and the headers a client reads (rate
 // limits, Retry-After, the request id, idempotent replays, a GET's ETag). Every response says
 // Vary: Origin. Other origins get no Access-Control header, so the browser refuses them.
-// It returns nil, no guard, when no origin is allowed.
+// It returns nil, no guard, when no origin is allowed: RefusePreflights, which Edge.Around
+// always composes, answers their preflights.
 func CORS(o CORSOptions) Middleware {
 	if len(o.AllowedOrigins) == 0 && !o.AllowLocalhost {
 		return nil
@@ -36,6 +39,27 @@ func CORS(o CORSOptions) Middleware {
 		OptionsSuccessStatus: http.StatusNoContent,
 	})
 	return c.Handler
+}
+
+// RefusePreflights answers 403, written by errs, to a CORS preflight (OPTIONS with Origin
+// and Access-Control-Request-Method) from an origin allowed refuses (nil refuses every
+// origin), with no Access-Control-Allow header: such a preflight never reaches a mount's
+// authentication, whether or not any origin is allowed. Preflights from allowed origins
+// pass on to CORS.
+func RefusePreflights(allowed func(origin string) bool, errs ErrorWriter) Middleware {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			origin := r.Header.Get("Origin")
+			if r.Method == http.MethodOptions && origin != "" && r.Header.Get("Access-Control-Request-Method") != "" &&
+				(allowed == nil || !allowed(origin)) {
+				w.Header().Add("Vary", "Origin")
+				errs.WriteError(w, r, models.Errorf(models.EFORBIDDEN,
+					"this origin may not call the API: cross-origin requests are answered only for the origins the server allows"))
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // Allows returns the test of an origin against o, for CORS and for WebSocket upgrades.

@@ -104,7 +104,8 @@ func New(o Options) *Edge {
 // Around wraps every route: metrics (with tracing inside, so spans see the route), the
 // request log, the URI limit, panic recovery, compression and CORS, in that order: an
 // overlong URI and a preflight are answered before any mount's authentication, and still
-// logged and measured. routers are the ServeMuxes under next, outermost first, that name a
+// logged and measured. Preflights from origins Origins refuses are answered 403 whether or
+// not CORS is set. routers are the ServeMuxes under next, outermost first, that name a
 // request's route for metrics; handlers that are not a Router are skipped.
 func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 	var named []Router
@@ -120,6 +121,7 @@ func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 		URILimit(MaxURIBytes, e.o.Errors),
 		Recover(e.o.Logger, e.o.Now, e.o.Errors),
 		Compress(),
+		RefusePreflights(e.o.Origins, e.o.Errors),
 		e.o.CORS,
 	)
 }
