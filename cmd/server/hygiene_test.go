@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/urfave/cli/v3"
+
+	"messages/graph/playground"
 	"messages/models"
 )
 
@@ -108,6 +114,97 @@ func TestGraphQLMethodNotAllowed(t *testing.T) {
 			}
 			if r := e.do(t, method, uri, http.Header{"Content-Type": {"application/json"}}, body); r.status != http.StatusOK {
 				t.Fatalf("%d %.300s", r.status, r.body)
+			}
+		})
+	}
+}
+
+// In development the playground and the live inbox answer only by a loopback name, so a
+// page that rebinds its own DNS name to 127.0.0.1 reads neither the demo key nor a token.
+func TestDevelopmentHelpersLoopbackOnly(t *testing.T) {
+	srv := startDemo(t)
+	port := srv.base[strings.LastIndexByte(srv.base, ':')+1:]
+	send := func(t *testing.T, method, path, host, body string) inboxReply {
+		t.Helper()
+		req, err := http.NewRequest(method, srv.base+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return inboxReply{status: res.StatusCode, header: res.Header, body: b}
+	}
+	session := `{"subscriberId":"user-1-00000"}`
+	for _, tt := range []struct {
+		name, method, path, host, body string
+		status                         int
+	}{
+		{"playground200Localhost", http.MethodGet, "/", "localhost:" + port, "", http.StatusOK},
+		{"playground200Loopback", http.MethodGet, "/", "127.0.0.1:" + port, "", http.StatusOK},
+		{"playground403Rebound", http.MethodGet, "/", "evil.example:" + port, "", http.StatusForbidden},
+		{"playgroundAsset403Rebound", http.MethodGet, playground.AssetPath + "x.js", "evil.example", "", http.StatusForbidden},
+		{"inbox200Localhost", http.MethodGet, "/inbox", "localhost:" + port, "", http.StatusOK},
+		{"inbox403Rebound", http.MethodGet, "/inbox", "evil.example", "", http.StatusForbidden},
+		{"inboxSession201Localhost", http.MethodPost, "/inbox/session", "localhost:" + port, session, http.StatusCreated},
+		{"inboxSession403Rebound", http.MethodPost, "/inbox/session", "evil.example:" + port, session, http.StatusForbidden},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := send(t, tt.method, tt.path, tt.host, tt.body)
+			if r.status != tt.status {
+				t.Fatalf("%d %.300s, want %d", r.status, r.body, tt.status)
+			}
+			if tt.status == http.StatusForbidden {
+				refused(http.StatusForbidden, "")(t, tt.path, e2eReply{status: r.status, header: r.header, body: r.body})
+				if strings.Contains(string(r.body), "ApiKey") || strings.Contains(string(r.body), "token") {
+					t.Errorf("refusal leaks the page: %.300s", r.body)
+				}
+			}
+		})
+	}
+}
+
+// Development listens on loopback unless told otherwise; production on every interface;
+// --addr and ADDR always win.
+func TestListenAddr(t *testing.T) {
+	t.Setenv("ADDR", "")
+	os.Unsetenv("ADDR")
+	for _, tt := range []struct {
+		name, env, addrEnv string
+		args               []string
+		want               string
+	}{
+		{"developmentLoopback", "development", "", nil, "127.0.0.1:8080"},
+		{"productionEveryInterface", "production", "", nil, ":8080"},
+		{"developmentFlagWins", "development", "", []string{"--addr", ":9000"}, ":9000"},
+		{"developmentEnvWins", "development", "0.0.0.0:8080", nil, "0.0.0.0:8080"},
+		{"productionEnvWins", "production", "127.0.0.1:9090", nil, "127.0.0.1:9090"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.addrEnv != "" {
+				t.Setenv("ADDR", tt.addrEnv)
+			}
+			cmd := newApp(io.Discard, io.Discard).serveCommand()
+			var got string
+			cmd.Action = func(_ context.Context, cmd *cli.Command) error {
+				got = listenAddr(cmd, config{appEnv: tt.env})
+				return nil
+			}
+			if err := cmd.Run(context.Background(), append([]string{"serve"}, tt.args...)); err != nil {
+				t.Fatal(err)
+			}
+			if got != tt.want {
+				t.Errorf("listen address %q, want %q", got, tt.want)
 			}
 		})
 	}

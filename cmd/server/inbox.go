@@ -26,12 +26,14 @@ var demoSubscriberIDs = func() []string {
 }()
 
 // mountInbox adds the development live inbox: the page at /inbox, its assets, and the
-// endpoint it gets its session tokens from.
+// endpoint it gets its session tokens from, all by a loopback name only, since the
+// endpoint issues tokens without a key.
 func mountInbox(mux *http.ServeMux, r *graph.Resolver, demoKey string, errs edge.ErrorWriter) {
-	page := inbox.Handler(inbox.Options{Endpoint: "/graphql", SessionEndpoint: inboxSessionPath, Subscribers: demoSubscriberIDs})
+	local := edge.LoopbackHost(errs)
+	page := local(inbox.Handler(inbox.Options{Endpoint: "/graphql", SessionEndpoint: inboxSessionPath, Subscribers: demoSubscriberIDs}))
 	mux.Handle("GET /inbox", page)
 	mux.Handle("GET "+inbox.AssetPath, page)
-	mux.Handle("POST "+inboxSessionPath, inboxSession(r, demoKey, errs))
+	mux.Handle("POST "+inboxSessionPath, local(inboxSession(r, demoKey, errs)))
 }
 
 // inboxSession serves POST /inbox/session in development: {"subscriberId": "..."} gets

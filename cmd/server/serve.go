@@ -29,7 +29,7 @@ func (a *app) serveCommand() *cli.Command {
 		Name:  "serve",
 		Usage: "serve GraphQL at /graphql, REST at /v1 and, in development, the playground at /",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "addr", Usage: "address to listen on", Value: ":8080", Sources: cli.EnvVars("ADDR")},
+			&cli.StringFlag{Name: "addr", Usage: "address to listen on (unset: 127.0.0.1:8080 in development, so the demo key and the live inbox stay on this machine; :8080 in production)", Sources: cli.EnvVars("ADDR")},
 			&cli.BoolFlag{Name: "graphql-introspection", Usage: "allow introspection in production (always on in development)", Sources: cli.EnvVars("GRAPHQL_INTROSPECTION")},
 			&cli.DurationFlag{Name: "request-timeout", Usage: "deadline of each request's work; past it the database is abandoned and the request answered with 503", Value: edge.DefaultRequestTimeout, Sources: cli.EnvVars("REQUEST_TIMEOUT")},
 			&cli.FloatFlag{Name: "rate-limit", Usage: "requests per second allowed to each environment (token bucket refill rate)", Value: edge.DefaultRateLimit, Sources: cli.EnvVars("RATE_LIMIT")},
@@ -65,7 +65,7 @@ func (a *app) serveCommand() *cli.Command {
 			}
 			return a.serve(ctx, c, serveOptions{
 				replicas:       replicas,
-				addr:           cmd.String("addr"),
+				addr:           listenAddr(cmd, c),
 				requestTimeout: cmd.Duration("request-timeout"),
 				cursorSecret:   cmd.String("cursor-secret"),
 				rateLimit:      edge.RateLimitOptions{Rate: cmd.Float("rate-limit"), Burst: cmd.Int("rate-burst"), RedisURL: cmd.String("redis-url")},
@@ -101,6 +101,19 @@ type serveOptions struct {
 	authTTL time.Duration
 	// replicas are the read replicas lists read from (none: the primary).
 	replicas models.ReplicaOptions
+}
+
+// listenAddr is --addr (ADDR) when given; unset, 127.0.0.1:8080 in development, where the
+// playground holds the demo key and the live inbox issues tokens without one, and :8080,
+// every interface, in production.
+func listenAddr(cmd *cli.Command, c config) string {
+	if cmd.IsSet("addr") {
+		return cmd.String("addr")
+	}
+	if c.development() {
+		return "127.0.0.1:8080"
+	}
+	return ":8080"
 }
 
 // replicaOptions reads the read replicas' settings: URLs that must be MySQL's, as the
@@ -335,7 +348,8 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		if demoKey != "" {
 			headers["Authorization"] = "ApiKey " + demoKey
 		}
-		pg := playground.Handler(playground.Options{Title: "Messages GraphQL", Endpoint: "/graphql", Headers: headers})
+		// Only by a loopback name: the page holds the demo key.
+		pg := edge.LoopbackHost(v1Errors)(playground.Handler(playground.Options{Title: "Messages GraphQL", Endpoint: "/graphql", Headers: headers}))
 		mux.Handle("GET /{$}", pg)
 		mux.Handle("GET "+playground.AssetPath, pg)
 		mountInbox(mux, r, demoKey, v1Errors)
