@@ -67,6 +67,9 @@ func parseMarkAction(subscriberID, messageID string, typ models.ButtonType, stat
 		}
 		return a, models.Invalid("status", value, "status must be one of pending, done")
 	}
+	if len(payload) > models.MaxActionPayloadBytes {
+		return a, models.Invalid("payload", nil, fmt.Sprintf("payload must be at most %d KiB", models.MaxActionPayloadBytes>>10))
+	}
 	if payload != nil && !utf8.Valid(payload) {
 		return a, models.Invalid("payload", nil, "payload must be valid UTF-8")
 	}

@@ -21,6 +21,7 @@ var codes = map[string]string{
 	models.EFORBIDDEN:    "FORBIDDEN",
 	models.ERATELIMITED:  "RATE_LIMITED",
 	models.ECONFLICT:     "CONFLICT",
+	models.ETOOLARGE:     "RESPONSE_TOO_LARGE",
 	models.EUNAVAILABLE:  "SERVICE_UNAVAILABLE",
 	models.EINTERNAL:     "INTERNAL_SERVER_ERROR",
 }

@@ -15,6 +15,7 @@ const (
 	EFORBIDDEN    = "forbidden"    // the credential may not do this: 403, FORBIDDEN
 	ERATELIMITED  = "rate_limited" // too many requests; retry later: 429, RATE_LIMITED
 	ECONFLICT     = "conflict"     // the request collides with another: 409
+	ETOOLARGE     = "too_large"    // the answer would pass the request's byte budget: 422, RESPONSE_TOO_LARGE
 	EUNAVAILABLE  = "unavailable"  // a dependency is down; retry later: 503
 	EINTERNAL     = "internal"     // anything uncoded: 500, INTERNAL_SERVER_ERROR
 )

@@ -105,6 +105,11 @@ func (j *JSON) Scan(src any) error {
 // GormDataType declares JSON columns for both dialects.
 func (JSON) GormDataType() string { return "json" }
 
+// MaxActionPayloadBytes bounds the payload a client stores with a mark: what a button's
+// result carries (a form's answers, a choice) is a few hundred bytes, and every later page
+// holding the message carries it again.
+const MaxActionPayloadBytes = 64 << 10
+
 // MaxJSONDepth bounds how deeply a stored free-form value may nest: far beyond any real
 // payload, low enough that no reader of it recurses dangerously.
 const MaxJSONDepth = 64

@@ -46,6 +46,9 @@ func (s *Store) Nodes(ctx context.Context, environmentID string, q NodeQuery) (*
 		if err := s.embed(ctx, environmentID, rows, q.EmbedSubscribers, q.EmbedTemplates); err != nil {
 			return nil, err
 		}
+		if err := chargeMessages(BudgetFrom(ctx), rows); err != nil {
+			return nil, err
+		}
 	}
 	if len(q.Subscribers) > 0 {
 		find := db.Where("environment_id = ? AND id IN ?", environmentID, q.Subscribers)

@@ -59,9 +59,15 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	msgs := []*Message{}
 	var subscriberVersions, templateVersions []time.Time
 	scan := newJoinedScan(e)
+	budget := BudgetFrom(ctx)
 	for rows.Next() {
 		m, err := scan.read(rows)
 		if err != nil {
+			return nil, err
+		}
+		// Charged row by row: a page past the request's budget stops at the row that
+		// crosses it, and the rows after it are never read into memory.
+		if err := budget.Charge(m.heldBytes()); err != nil {
 			return nil, err
 		}
 		msgs = append(msgs, m)
@@ -80,6 +86,11 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 		if err := attach(ctx, s, s.templates, templateEmbeds, environmentID, msgs, templateVersions); err != nil {
 			return nil, err
 		}
+	}
+	// What the page takes to encode: each message once more with its subscriber and
+	// template, which are read once and written with every message.
+	if err := chargeEmbedded(budget, msgs); err != nil {
+		return nil, err
 	}
 	if order != anyOrder {
 		slices.SortFunc(msgs, func(a, b *Message) int {
