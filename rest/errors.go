@@ -5,7 +5,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"messages/models"
 )
@@ -19,6 +21,7 @@ var statuses = map[string]int{
 	models.EFORBIDDEN:    http.StatusForbidden,
 	models.ERATELIMITED:  http.StatusTooManyRequests,
 	models.ECONFLICT:     http.StatusConflict,
+	models.ETOOLARGE:     http.StatusUnprocessableEntity,
 	models.EUNAVAILABLE:  http.StatusServiceUnavailable,
 	models.EINTERNAL:     http.StatusInternalServerError,
 }
@@ -102,7 +105,7 @@ func (ew ErrorWriter) WriteError(w http.ResponseWriter, r *http.Request, err err
 	body := ErrorBody{
 		StatusCode: status,
 		Timestamp:  models.NewTime(ew.now()).String(),
-		Path:       r.URL.RequestURI(),
+		Path:       bodyPath(r),
 		Message:    err.Error(),
 		Error:      http.StatusText(status),
 	}
@@ -123,6 +126,36 @@ func (ew ErrorWriter) WriteError(w http.ResponseWriter, r *http.Request, err err
 		w.Header().Set("Retry-After", models.UnavailableRetryAfter)
 	}
 	writeJSON(w, status, body)
+}
+
+// maxQuoted is the most of a request's path an error quotes, in its message or its
+// body's path: enough to recognise, never the whole of a hostile one.
+const maxQuoted = 200
+
+// RouteNotFound is the 404 of a request no route serves, in the platform's words
+// ("Cannot GET /v1/nope"), quoting at most 32 bytes of the method and maxQuoted of the
+// path.
+func RouteNotFound(r *http.Request) error {
+	return &statusError{http.StatusNotFound, "Cannot " + quote(r.Method, 32) + " " + quote(r.URL.Path, maxQuoted)}
+}
+
+// bodyPath is the request's path and query as an error body quotes them.
+func bodyPath(r *http.Request) string { return quote(r.URL.RequestURI(), maxQuoted) }
+
+// quote is s cut to at most n bytes on a character boundary, with an ellipsis when cut,
+// and invalid UTF-8 replaced.
+func quote(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
 }
 
 // writeJSON writes v as the response body. HTML characters stay unescaped so stored

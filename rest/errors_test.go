@@ -48,6 +48,15 @@ func TestRouting(t *testing.T) {
 				}
 			})
 		}
+		t.Run("route404LongPathQuotedShort", func(t *testing.T) {
+			// A long path is not echoed back whole: the body quotes its first 200 bytes.
+			uri := "/v1/" + strings.Repeat("p", 10_000)
+			res := a.do(t, http.MethodGet, uri, "ApiKey "+tn.Key, nil, nil)
+			errorBody(t, res, http.StatusNotFound, uri[:200]+"…")
+			if len(res.body) > 2<<10 {
+				t.Errorf("a 404 for a %d-byte path is %d bytes", len(uri), len(res.body))
+			}
+		})
 		if _, after := fetch(t, a, tn.Key, msg.TransactionID); !cmp.Equal(before, after) {
 			t.Errorf("message changed by refused requests (-before +after):\n%s", cmp.Diff(before, after))
 		}

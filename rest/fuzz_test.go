@@ -441,7 +441,7 @@ func documentedError(t testing.TB, rec *httptest.ResponseRecorder, uri string) {
 	if err := dec.Decode(&body); err != nil {
 		t.Fatalf("POST %s: %d body is not the documented error body (%v): %s", uri, rec.Code, err, rec.Body)
 	}
-	want := ErrorBody{StatusCode: rec.Code, Timestamp: "2025-03-01T09:30:15.250Z", Path: uri, Error: http.StatusText(rec.Code)}
+	want := ErrorBody{StatusCode: rec.Code, Timestamp: "2025-03-01T09:30:15.250Z", Path: quote(uri, maxQuoted), Error: http.StatusText(rec.Code)}
 	got := ErrorBody{StatusCode: body.StatusCode, Timestamp: body.Timestamp, Path: body.Path, Error: body.Error}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("POST %s: error body (-want +got):\n%s", uri, diff)

@@ -253,7 +253,7 @@ func errorBody(t testing.TB, res response, status int, path string) map[string]a
 	want := map[string]any{
 		"statusCode": float64(status),
 		"timestamp":  clockText,
-		"path":       path,
+		"path":       quotedPath(path),
 		"error":      http.StatusText(status),
 	}
 	got := map[string]any{}
@@ -277,4 +277,13 @@ func fieldError(t testing.TB, body map[string]any, field string, value any) {
 	if diff := cmp.Diff(want, body["errors"]); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
 	}
+}
+
+// quotedPath is how an error body quotes a request's URI: its first 200 bytes and an
+// ellipsis when it is longer.
+func quotedPath(uri string) string {
+	if len(uri) <= 200 {
+		return uri
+	}
+	return uri[:200] + "…"
 }

@@ -37,7 +37,7 @@ func (s *Server) Routes() http.Handler {
 	mux.HandleFunc("/v1/messages", s.methodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
-		s.errors.WriteError(w, r, &statusError{http.StatusNotFound, "Cannot " + r.Method + " " + r.URL.Path})
+		s.errors.WriteError(w, r, RouteNotFound(r))
 	})
 	return mux
 }

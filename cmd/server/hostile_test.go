@@ -209,7 +209,7 @@ func refused(status int, field string) func(*testing.T, string, e2eReply) {
 		if err := json.Unmarshal(r.body, &fields); err != nil {
 			t.Fatalf("error body has the wrong types (%v): %.500s", err, r.body)
 		}
-		if fields.StatusCode != status || fields.Path != uri || fields.Error != http.StatusText(status) ||
+		if fields.StatusCode != status || fields.Path != quotedPath(uri) || fields.Error != http.StatusText(status) ||
 			fields.Message == "" || !timestampPattern.MatchString(fields.Timestamp) {
 			t.Errorf("error body %.500s\nwant statusCode %d, path %.200q, error %q, a message and a timestamp",
 				r.body, status, uri, http.StatusText(status))
@@ -563,4 +563,13 @@ func TestHostileInput(t *testing.T) {
 			}
 		})
 	}
+}
+
+// quotedPath is how an error body quotes a request's URI: its first 200 bytes and an
+// ellipsis when it is longer.
+func quotedPath(uri string) string {
+	if len(uri) <= 200 {
+		return uri
+	}
+	return uri[:200] + "…"
 }
