@@ -16,6 +16,12 @@ func (r *Resolver) Authenticate(ctx context.Context, apiKey string) (models.Call
 	return r.Store.Authenticate(ctx, apiKey)
 }
 
+// RevokedKeys returns those of the API key ids that are no longer valid, for the watch
+// that ends streams whose key is revoked.
+func (r *Resolver) RevokedKeys(ctx context.Context, keyIDs []string) ([]string, error) {
+	return r.Store.RevokedKeys(ctx, keyIDs)
+}
+
 // Transaction runs fn in one database transaction; every resolver and store call made
 // with fn's context joins it. When the transaction loses a conflict with a concurrent one
 // it runs fn again (models.Store.RetryTransaction), so fn must be safe to run again.

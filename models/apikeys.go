@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"slices"
 
 	"gorm.io/gorm"
 )
@@ -174,4 +175,31 @@ func (s *Store) SessionCaller(ctx context.Context, environmentID, keyID, subscri
 	s.auth.put(k, c, s.Now())
 	c.SubscriberID = subscriberID
 	return c, nil
+}
+
+// revokedKeysChunk bounds the ids one statement of RevokedKeys asks about.
+const revokedKeysChunk = 500
+
+// RevokedKeys returns those of the API key ids that are no longer valid (revoked, or
+// never existed), asking the primary, not the authentication cache: the watch over open
+// streams calls it once a second for every key behind one, in one statement per 500.
+func (s *Store) RevokedKeys(ctx context.Context, ids []string) ([]string, error) {
+	var revoked []string
+	for chunk := range slices.Chunk(ids, revokedKeysChunk) {
+		var active []string
+		err := s.conn(ctx).Table("api_keys").Where("id IN ? AND revoked_at IS NULL", chunk).Pluck("id", &active).Error
+		if err != nil {
+			return nil, err
+		}
+		valid := make(map[string]bool, len(active))
+		for _, id := range active {
+			valid[id] = true
+		}
+		for _, id := range chunk {
+			if !valid[id] {
+				revoked = append(revoked, id)
+			}
+		}
+	}
+	return revoked, nil
 }
