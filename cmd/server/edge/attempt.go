@@ -12,7 +12,7 @@ import (
 // attempt is one request's use of its key.
 type attempt struct {
 	i      *Idempotency
-	w      http.ResponseWriter // where the key is echoed
+	w      http.ResponseWriter // where the key is echoed; nil off HTTP
 	keys   []string
 	caller models.Caller
 
@@ -42,7 +42,9 @@ func (a *attempt) begin(parts []string) error {
 	if err != nil {
 		return err
 	}
-	a.w.Header().Set(IdempotencyKeyHeader, key)
+	if a.w != nil {
+		a.w.Header().Set(IdempotencyKeyHeader, key)
+	}
 	if !a.running {
 		// Not again when the transaction runs again (a deferring mount claims in it).
 		rk := runningKey{a.caller.EnvironmentID, key}
@@ -123,14 +125,8 @@ func (a *attempt) serve(w http.ResponseWriter, r *http.Request, errs ErrorWriter
 // replay answers with the stored response when the request is the one stored, and with
 // 422 when the key was used for another request.
 func (i *Idempotency) replay(w http.ResponseWriter, r *http.Request, rec, stored *models.IdempotencyKey, errs ErrorWriter) {
-	if stored.Status == 0 {
-		// A committed record always holds a response; one without is treated as running.
-		refuse(w, r, errs, models.IdempotencyKeyBusy(rec.Key))
-		return
-	}
-	if stored.Fingerprint != rec.Fingerprint {
-		errs.WriteError(w, r, models.Invalid(IdempotencyKeyHeader, rec.Key,
-			fmt.Sprintf("Idempotency-Key %q was already used for a different request; send a new key for a new request", rec.Key)))
+	if err := replayable(rec, stored); err != nil {
+		refuse(w, r, errs, err)
 		return
 	}
 	if stored.ContentType != "" {
@@ -140,6 +136,61 @@ func (i *Idempotency) replay(w http.ResponseWriter, r *http.Request, rec, stored
 	w.Header().Set(IdempotencyReplayHeader, "true")
 	w.WriteHeader(stored.Status)
 	_, _ = w.Write(stored.Body)
+}
+
+// replayable says why the stored record may not answer the request rec: it holds no
+// response yet (the key is busy), or another request's (the key was reused).
+func replayable(rec, stored *models.IdempotencyKey) error {
+	if stored.Status == 0 {
+		// A committed record always holds a response; one without is treated as running.
+		return models.IdempotencyKeyBusy(rec.Key)
+	}
+	if stored.Fingerprint != rec.Fingerprint {
+		return models.Invalid(IdempotencyKeyHeader, rec.Key,
+			fmt.Sprintf("Idempotency-Key %q was already used for a different request; send a new key for a new request", rec.Key))
+	}
+	return nil
+}
+
+// run is serve for a door that is not an HTTP request (a WebSocket's operation): serve
+// runs in a transaction with the key's claim and returns the response's JSON body, kept
+// with the claim when the operation ran; the result is that body, or the body stored by
+// the first run of the key (replayed), or a refusal.
+func (i *Idempotency) run(ctx context.Context, key string, serve func(ctx context.Context, c Claim) []byte) (body []byte, replayed bool, err error) {
+	caller, err := models.CallerFrom(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	a := &attempt{i: i, keys: []string{key}, caller: caller, kept: true}
+	err = i.store.Transaction(ctx, func(ctx context.Context) error {
+		a.stored, a.refusal, a.kept = nil, nil, true
+		body = serve(ctx, a)
+		switch {
+		case a.refusal != nil:
+			return a.refusal
+		case a.rec == nil || a.stored != nil || !a.kept:
+			return errNotKept
+		}
+		a.rec.Status, a.rec.ContentType, a.rec.Body = http.StatusOK, "application/json", body
+		return i.store.CompleteIdempotencyKey(ctx, a.rec)
+	})
+	if a.running {
+		i.finish(a.rk)
+	}
+	switch {
+	case a.refusal != nil:
+		return nil, false, a.refusal
+	case a.stored != nil:
+		if err := replayable(a.rec, a.stored); err != nil {
+			return nil, false, err
+		}
+		i.replays.Add(1)
+		return a.stored.Body, true, nil
+	case err == nil || errors.Is(err, errNotKept):
+		return body, false, nil
+	default:
+		return nil, false, err
+	}
 }
 
 // refuse writes an error; a conflict (the key is in use) tells the client when to retry.

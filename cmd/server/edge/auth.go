@@ -12,13 +12,14 @@ import (
 type Authenticator interface {
 	Authenticate(ctx context.Context, apiKey string) (models.Caller, error)
 	AuthenticateSession(ctx context.Context, token string) (models.Caller, error)
+	KeyChecker
 }
 
-// Authenticate admits requests with a valid API key or session token and puts the caller
-// in the request context; others get 401 written by errs. Credentials are never logged.
-// With upgrades, WebSocket upgrades pass unauthenticated, for a mount that authenticates
-// them in their first message.
-func Authenticate(auth Authenticator, errs ErrorWriter, upgrades bool) Middleware {
+// Authenticate admits requests with a valid API key or session token (Gate.Open) and
+// puts the caller in the request context; others get 401 written by errs. Credentials are
+// never logged. With upgrades, WebSocket upgrades pass unauthenticated, for a mount that
+// authenticates them in their first message.
+func Authenticate(g *Gate, errs ErrorWriter, upgrades bool) Middleware {
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if upgrades && WebSocket(r) {
@@ -27,23 +28,22 @@ func Authenticate(auth Authenticator, errs ErrorWriter, upgrades bool) Middlewar
 				next.ServeHTTP(w, r)
 				return
 			}
-			c, err := models.ParseCredential(r.Header.Get("Authorization"))
-			if err == nil {
-				var caller models.Caller
-				if c.Token != "" {
-					caller, err = auth.AuthenticateSession(r.Context(), c.Token)
-				} else {
-					caller, err = auth.Authenticate(r.Context(), c.APIKey)
-				}
-				if err == nil {
-					if info := requestInfoFrom(r.Context()); info != nil {
-						info.EnvironmentID = caller.EnvironmentID
-					}
-					next.ServeHTTP(w, r.WithContext(models.WithCaller(r.Context(), caller)))
-					return
-				}
+			ctx, err := g.Open(r.Context(), r.Header.Get("Authorization"))
+			if err != nil {
+				closeUnread(w, r)
+				errs.WriteError(w, r, err)
+				return
 			}
-			errs.WriteError(w, r, err)
+			next.ServeHTTP(w, r.WithContext(ctx))
 		})
+	}
+}
+
+// closeUnread ends the connection after a refusal answered before the request's body
+// was read: net/http would otherwise read what is left of the body before answering,
+// waiting on a client that sends it slowly (or never) for the whole read timeout.
+func closeUnread(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
 	}
 }

@@ -14,7 +14,9 @@ const DefaultRequestTimeout = 5 * time.Second
 // query with that context, so when the database stops answering the query is abandoned
 // at the deadline, its connection discarded, and the request answered with 503 instead
 // of hanging. A d of zero or less leaves requests without a deadline. Streams (see
-// stream.go) get none.
+// stream.go) get none here: their transport bounds each operation they carry
+// (Gate.Operation), and lifts the connection's read and write timeouts only once the
+// stream is authenticated and its request read.
 func Deadline(d time.Duration) Middleware {
 	return func(next http.Handler) http.Handler {
 		if d <= 0 {
@@ -22,9 +24,8 @@ func Deadline(d time.Duration) Middleware {
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if Streaming(r) {
-				// A stream lasts as long as its client listens; each event's work is
+				// A stream lasts as long as its client listens; each operation's work is
 				// bounded where it is done.
-				holdOpen(w)
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -11,6 +11,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"messages/models"
 )
 
 // Middleware is the one shape of every guard: it wraps the handler that comes after it.
@@ -43,7 +45,7 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the one clock of the guards: error ids, durations, idempotency expiry.
 	Now func() time.Time
-	// Auth resolves API keys to callers (the resolver layer).
+	// Auth resolves API keys to callers and says which were revoked (the resolver layer).
 	Auth Authenticator
 	// Limiter is the rate limit per environment; nil means none.
 	Limiter *RateLimiter
@@ -53,12 +55,22 @@ type Options struct {
 	// CORS answers browsers on other origins; nil means none are allowed.
 	CORS Middleware
 	// Origins are the browser origins besides the server's own that may open a
-	// WebSocket (the same list CORS allows); nil means none.
+	// WebSocket or send a preflight (the same list CORS allows; other origins'
+	// preflights are answered 403); nil means none.
 	Origins func(origin string) bool
 	// Idempotency holds idempotency keys; nil means keys are ignored.
 	Idempotency *Idempotency
-	// Timeout is the deadline of one request's work; 0 means none.
+	// Timeout is the deadline of one request's or operation's work; 0 means none.
 	Timeout time.Duration
+	// Budget is the bytes one request or operation may hold in records read and response
+	// written (models.Budget); 0 means unbounded.
+	Budget int64
+	// BudgetPool is the bytes every request in flight may hold together; nil means
+	// unbounded.
+	BudgetPool *models.BudgetPool
+	// WatchInterval is how often the credentials of open streams are checked again;
+	// 0 means DefaultWatchInterval.
+	WatchInterval time.Duration
 	// Metrics counts and times requests; nil means not measured.
 	Metrics *Metrics
 	// Trace spans each request (the otelhttp wrapper); nil means not traced.
@@ -87,7 +99,10 @@ type Mount struct {
 }
 
 // Edge builds the production chain of guards.
-type Edge struct{ o Options }
+type Edge struct {
+	o    Options
+	gate *Gate
+}
 
 // New returns the edge with o's dependencies; a nil Logger or Now take slog.Default and
 // time.Now.
@@ -98,8 +113,20 @@ func New(o Options) *Edge {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Edge{o: o}
+	if o.BudgetPool == nil {
+		o.BudgetPool = models.NewBudgetPool(0)
+	}
+	g := &Gate{auth: o.Auth, limiter: o.Limiter, sessions: o.SessionLimiter, timeout: o.Timeout, idem: o.Idempotency,
+		pool: o.BudgetPool, budget: o.Budget, watch: NewWatch(o.Auth, o.Now, o.WatchInterval, o.Logger)}
+	return &Edge{o: o, gate: g}
 }
+
+// Gate is the guards of every operation, for the doors that are not one HTTP request
+// each (the /graphql transports of WebSockets and event streams).
+func (e *Edge) Gate() *Gate { return e.gate }
+
+// Watched is the number of open streams whose credential is watched, for metrics.
+func (e *Edge) Watched() int { return e.gate.watch.Len() }
 
 // Around wraps every route: metrics (with tracing inside, so spans see the route), the
 // request log, the URI limit, panic recovery, compression and CORS, in that order: an
@@ -135,8 +162,9 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 		MountErrors(m.Errors),
 		Deadline(e.o.Timeout),
 		websocketOrigins(m, e.o.Origins),
-		Authenticate(e.o.Auth, m.Errors, m.WebSockets),
+		Authenticate(e.gate, m.Errors, m.WebSockets),
 		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
+		Budget(e.o.BudgetPool, e.o.Budget),
 	}
 	if m.Idempotency != nil {
 		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))

@@ -41,6 +41,8 @@ func (keys) Authenticate(_ context.Context, key string) (models.Caller, error) {
 	return models.Caller{EnvironmentID: "env-1"}, nil
 }
 
+func (keys) RevokedKeys(context.Context, []string) ([]string, error) { return nil, nil }
+
 func (keys) AuthenticateSession(_ context.Context, token string) (models.Caller, error) {
 	if sub, ok := strings.CutSuffix(token, "-token"); ok {
 		return models.Caller{EnvironmentID: "env-1", SubscriberID: sub}, nil

@@ -174,7 +174,9 @@ func (i *Idempotency) DeferredGuard(policy DeferredPolicy, errs ErrorWriter) Mid
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			keys := r.Header.Values(IdempotencyKeyHeader)
-			if len(keys) == 0 || r.Method != http.MethodPost {
+			if len(keys) == 0 || r.Method != http.MethodPost || EventStream(r) {
+				// An event stream is not answered whole: its transport applies the key to
+				// the mutation it carries (Gate.Idempotent).
 				next.ServeHTTP(w, r)
 				return
 			}

@@ -203,8 +203,8 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			caller, err := models.CallerFrom(r.Context())
 			if err != nil && WebSocket(r) {
-				// Authenticated by its first message (Authenticate let it through): the
-				// socket counts as one request then.
+				// Authenticated by its first message (Authenticate let it through): its
+				// connection_init and each operation it carries are admitted there.
 				next.ServeHTTP(w, r)
 				return
 			}
@@ -212,56 +212,46 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 				errs.WriteError(w, r, err)
 				return
 			}
-			// The session's bucket first: it is the likelier to refuse, and then the
-			// environment keeps its token. Headers describe the session's bucket, the one
-			// a browser paces itself by.
-			var shown *decision
-			if caller.Scoped() && sessions != nil {
-				if d, ok := sessions.take(r.Context(), caller.EnvironmentID+"/"+caller.SubscriberID); ok {
-					if !d.allowed {
-						sessions.refuse(w, r, d, "this subscriber session", errs)
-						return
-					}
-					shown = &d
-				}
-			}
-			if l != nil {
-				if d, ok := l.take(r.Context(), caller.EnvironmentID); ok {
-					if !d.allowed {
-						l.refuse(w, r, d, "this environment", errs)
-						return
-					}
-					if shown == nil {
-						shown = &d
-					}
-				}
-			}
+			shown, err := admit(r.Context(), caller, l, sessions)
 			if shown != nil {
 				shown.setHeaders(w.Header())
+			}
+			if err != nil {
+				w.Header().Set("Retry-After", strconv.FormatInt(max(ceilSeconds(shown.retryAfter), 1), 10))
+				closeUnread(w, r)
+				errs.WriteError(w, r, err)
+				return
 			}
 			next.ServeHTTP(w, r)
 		})
 	}
 }
 
-// Admit returns the check a long-lived stream's start passes, for a credential that
-// arrives in the stream's first message rather than a header (a WebSocket's
-// connection_init): one token of the session's bucket and one of the environment's, as
-// a request takes, or a rate-limited error saying when to retry.
-func Admit(l, sessions *RateLimiter) func(ctx context.Context, caller models.Caller) error {
-	return func(ctx context.Context, caller models.Caller) error {
-		if caller.Scoped() && sessions != nil {
-			if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID); ok && !d.allowed {
-				return sessions.refusal(d, "this subscriber session")
+// admit takes one token of the caller's session bucket (a subscriber session's) and of
+// its environment's: the session's first, since it is the likelier to refuse, and then
+// the environment keeps its token. shown is the decision the caller paces itself by (the
+// session's bucket for a session), or on a refusal the refusing bucket's, with err saying
+// when to retry; nil when no bucket could be asked (Redis down: the request passes).
+func admit(ctx context.Context, caller models.Caller, l, sessions *RateLimiter) (shown *decision, err error) {
+	if caller.Scoped() && sessions != nil {
+		if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID); ok {
+			if !d.allowed {
+				return &d, sessions.refusal(d, "this subscriber session")
 			}
+			shown = &d
 		}
-		if l != nil {
-			if d, ok := l.take(ctx, caller.EnvironmentID); ok && !d.allowed {
-				return l.refusal(d, "this environment")
-			}
-		}
-		return nil
 	}
+	if l != nil {
+		if d, ok := l.take(ctx, caller.EnvironmentID); ok {
+			if !d.allowed {
+				return &d, l.refusal(d, "this environment")
+			}
+			if shown == nil {
+				shown = &d
+			}
+		}
+	}
+	return shown, nil
 }
 
 // refusal counts a refusal and says when to retry.
@@ -275,15 +265,6 @@ func (d decision) setHeaders(h http.Header) {
 	h.Set("RateLimit-Limit", strconv.Itoa(d.limit))
 	h.Set("RateLimit-Remaining", strconv.Itoa(max(d.remaining, 0)))
 	h.Set("RateLimit-Reset", strconv.FormatInt(ceilSeconds(d.reset), 10))
-}
-
-// refuse answers 429 with Retry-After and the bucket's fields, and counts the refusal.
-func (l *RateLimiter) refuse(w http.ResponseWriter, r *http.Request, d decision, whose string, errs ErrorWriter) {
-	l.refused.Add(1)
-	d.setHeaders(w.Header())
-	retry := max(ceilSeconds(d.retryAfter), 1)
-	w.Header().Set("Retry-After", strconv.FormatInt(retry, 10))
-	errs.WriteError(w, r, models.Errorf(models.ERATELIMITED, "rate limit exceeded for %s: retry after %d s", whose, retry))
 }
 
 // ceilSeconds rounds d up to whole seconds, never below 0. Both bucket kinds compute in

@@ -4,15 +4,16 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"messages/models"
 )
 
 // Long-lived streams (GraphQL subscriptions over WebSocket or Server-Sent Events) pass
-// the edge differently from requests: no request deadline, no compression, and no
-// server read or write timeout on their connection; a WebSocket is authenticated by its
-// first message, not a header, and its origin is checked here instead of by CORS.
+// the edge differently from requests: no request deadline or byte budget (their
+// transport gives each operation one, Gate.Operation), no compression, and the server's
+// read and write timeouts lifted by the transport once the stream is authenticated; a
+// WebSocket is authenticated by its first message, not a header, and its origin is
+// checked here instead of by CORS.
 
 // WebSocket reports whether r asks to upgrade to a WebSocket.
 func WebSocket(r *http.Request) bool {
@@ -26,14 +27,6 @@ func EventStream(r *http.Request) bool {
 
 // Streaming reports whether r opens a long-lived stream.
 func Streaming(r *http.Request) bool { return WebSocket(r) || EventStream(r) }
-
-// holdOpen lifts the server's read and write timeouts from a stream's connection: they
-// bound a request's transfer, and a stream transfers for as long as the client listens.
-func holdOpen(w http.ResponseWriter) {
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
-}
 
 // WebSocketOrigins refuses, with 403, a WebSocket upgrade a browser sends from an
 // origin that is neither the server's own nor allowed: a cross-site page could
