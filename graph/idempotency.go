@@ -35,7 +35,7 @@ type claimKey struct{}
 
 // Defer returns r carrying c for the idempotency extension.
 func (IdempotencyPolicy) Defer(r *http.Request, c IdempotencyClaim) *http.Request {
-	return r.WithContext(context.WithValue(r.Context(), claimKey{}, c))
+	return r.WithContext(withClaim(r.Context(), c))
 }
 
 // idempotency is the gqlgen extension that applies a request's idempotency key to a

@@ -1,8 +1,13 @@
 package graph_test
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -26,6 +31,15 @@ func introspectionDepthFragments(depth int) string {
 	n := depth - 4
 	return `{ __type(name: "Message") { ...F } } fragment F on __Type { fields { ... on __Field { type { ` +
 		strings.Repeat("ofType { ", n) + `name` + strings.Repeat(" }", n) + ` } } } }`
+}
+
+// aliases returns n distinct aliases of _id.
+func aliases(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "a%d: _id ", i)
+	}
+	return b.String()
 }
 
 // padded returns a valid query exactly size bytes long.
@@ -61,8 +75,29 @@ func TestLimits(t *testing.T) {
 		{"graph200QueryOfMaxSize", padded(graph.DefaultLimits.QueryBytes), nil, nil},
 		{"graph200RefusedQueryTooLarge", padded(graph.DefaultLimits.QueryBytes + 1), nil,
 			[]problem{{Code: "QUERY_TOO_LARGE"}}},
-		{"graph200RefusedTooManyTokens", `{ messages { ` + strings.Repeat("p:page ", graph.DefaultLimits.Tokens/3+1) + `} }`, nil,
-			[]problem{{Code: "GRAPHQL_PARSE_FAILED"}}},
+		// Counted in the text by the lexer before it is parsed, validated or registered.
+		// 15 tokens and 2 for each spread.
+		{"graph200TokensAtLimit", spreads((graph.DefaultLimits.Tokens - 15) / 2), nil, nil},
+		{"graph200RefusedTooManyTokens", spreads((graph.DefaultLimits.Tokens-15)/2 + 1), nil,
+			[]problem{{Code: "TOKEN_LIMIT_EXCEEDED"}}},
+		// At the limit the count admits the document, and the validator lists the first of
+		// its unknown fields, not all of them.
+		{"graph200SelectionsAtLimitErrorsCapped", `{ messages { data { ` + unknownFields(graph.DefaultLimits.Selections-2) + `} } }`, nil,
+			append(slices.Repeat([]problem{{Code: "GRAPHQL_VALIDATION_FAILED"}}, 20), problem{Code: "TOO_MANY_ERRORS"})},
+		{"graph200RefusedTooManySelections", `{ messages { data { ` + unknownFields(graph.DefaultLimits.Selections-1) + `} } }`, nil,
+			[]problem{{Code: "QUERY_TOO_COMPLEX"}}},
+		{"graph200RepeatsAtLimit", `{ messages { data { ` + strings.Repeat("_id ", graph.DefaultLimits.Repeats) + `} } }`, nil, nil},
+		{"graph200RefusedRepeatedField", `{ messages { data { ` + strings.Repeat("_id ", graph.DefaultLimits.Repeats+1) + `} } }`, nil,
+			[]problem{{Code: "QUERY_TOO_COMPLEX"}}},
+		{"graph200RefusedRepeatedAlias", `{ messages { data { ` + strings.Repeat("a: _id ", graph.DefaultLimits.Repeats+1) + `} } }`, nil,
+			[]problem{{Code: "QUERY_TOO_COMPLEX"}}},
+		{"graph200RefusedTooManyAliasesInText", `{ messages { data { ` + aliases(graph.DefaultLimits.Aliases+1) + `} } }`, nil,
+			[]problem{{Code: "ALIAS_LIMIT_EXCEEDED"}}},
+		{"graph200DirectivesAtLimit", `{ messages { data { ` + strings.Repeat("...F @include(if: true) ", graph.DefaultLimits.Directives) + `} } } fragment F on Message { _id }`, nil, nil},
+		{"graph200RefusedTooManyDirectives", `{ messages { totalCount` + strings.Repeat(" @include(if: true)", graph.DefaultLimits.Directives+1) + ` } }`, nil,
+			[]problem{{Code: "DIRECTIVE_LIMIT_EXCEEDED"}}},
+		{"graph200RefusedDeepText", strings.Repeat("{ a ", graph.DefaultLimits.Depth) + "{ b }" + strings.Repeat(" }", graph.DefaultLimits.Depth), nil,
+			[]problem{{Code: "DEPTH_LIMIT_EXCEEDED"}}},
 	}
 	dbtest.Each(t, func(t *testing.T, s *models.Store) {
 		f := newGraphFixture(t, s)
@@ -89,7 +124,30 @@ func TestLimits(t *testing.T) {
 				}
 			})
 		}
+		t.Run("graph200ObjectValuesAreNotSelections", func(t *testing.T) {
+			// Braces inside arguments are values, not selection sets, and the names in them
+			// are not fields: this payload nests past the depth limit and passes the limits.
+			nested := strings.Repeat("a: {", graph.DefaultLimits.Depth) + "b: 1" + strings.Repeat("}", graph.DefaultLimits.Depth)
+			res := post(t, endpoint, `mutation { markMessageAction(subscriberId: "nobody", messageId: "nothing", type: primary, status: done, payload: {`+nested+`}) { _id } }`, nil)
+			if diff := cmp.Diff([]problem{{Path: "markMessageAction", Code: "NOT_FOUND"}}, problems(res)); diff != "" {
+				t.Errorf("errors (-want +got):\n%s\n%.2000s", diff, res.Body)
+			}
+		})
 	})
+}
+
+// spreads returns a valid query spreading a fragment n times.
+func spreads(n int) string {
+	return `{ messages { data { ` + strings.Repeat("...F ", n) + `} } } fragment F on Message { _id }`
+}
+
+// unknownFields returns n distinct field names no type has.
+func unknownFields(n int) string {
+	var b strings.Builder
+	for i := range n {
+		fmt.Fprintf(&b, "f%d ", i)
+	}
+	return b.String()
 }
 
 func TestIntrospection(t *testing.T) {
@@ -181,5 +239,77 @@ func TestGet(t *testing.T) {
 				t.Errorf("a mutation over GET changed the message (-before +after):\n%s", diff)
 			}
 		})
+	})
+}
+
+// A persisted query is registered only within the limits: a document over them, sent
+// with its hash, is refused and its hash stays unknown.
+func TestPersistedQueryWithinLimits(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		f := newGraphFixture(t, s)
+		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
+		send := func(t *testing.T, query, hash string) response {
+			t.Helper()
+			body := map[string]any{"extensions": map[string]any{"persistedQuery": map[string]any{"version": 1, "sha256Hash": hash}}}
+			if query != "" {
+				body["query"] = query
+			}
+			b, err := json.Marshal(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := http.Post(endpoint, "application/json", bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return read(t, res)
+		}
+		for name, tt := range map[string]struct {
+			query string
+			code  string
+		}{
+			"graph200RefusedOverSizeNotRegistered":   {padded(graph.DefaultLimits.QueryBytes + 1), "QUERY_TOO_LARGE"},
+			"graph200RefusedOverTokensNotRegistered": {spreads(graph.DefaultLimits.Tokens), "TOKEN_LIMIT_EXCEEDED"},
+		} {
+			t.Run(name, func(t *testing.T) {
+				sum := sha256.Sum256([]byte(tt.query))
+				hash := hex.EncodeToString(sum[:])
+				if diff := cmp.Diff([]problem{{Code: tt.code}}, problems(send(t, tt.query, hash))); diff != "" {
+					t.Errorf("with the document (-want +got):\n%s", diff)
+				}
+				if diff := cmp.Diff([]problem{{Code: "PERSISTED_QUERY_NOT_FOUND"}}, problems(send(t, "", hash))); diff != "" {
+					t.Errorf("by its hash afterwards (-want +got):\n%s", diff)
+				}
+			})
+		}
+		t.Run("graph200WithinLimitsRegistered", func(t *testing.T) {
+			query := `{ messages { totalCount } }`
+			sum := sha256.Sum256([]byte(query))
+			hash := hex.EncodeToString(sum[:])
+			if res := send(t, query, hash); len(res.Errors) > 0 {
+				t.Fatalf("registering: %s", res.Body)
+			}
+			if res := send(t, "", hash); len(res.Errors) > 0 || res.dataIsNull() {
+				t.Errorf("by its hash: %s", res.Body)
+			}
+		})
+	})
+}
+
+// Validation errors name the fields a client may have meant only when suggestions are on
+// (development): in production they would map the schema for anyone.
+func TestSuggestions(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+		tn := dbtest.NewTenant(t, s, "a")
+		for _, on := range []bool{true, false} {
+			endpoint := serve(t, newHandler(s, discard, graph.HandlerOptions{Suggestions: on, Limits: graph.DefaultLimits}), tn)
+			res := post(t, endpoint, `{ message { totalCount } }`, nil)
+			if len(res.Errors) != 1 {
+				t.Fatalf("suggestions %v: %s", on, res.Body)
+			}
+			if got := strings.Contains(res.Errors[0].Message, "Did you mean"); got != on {
+				t.Errorf("suggestions %v: message %q", on, res.Errors[0].Message)
+			}
+		}
 	})
 }

@@ -7,7 +7,6 @@ import (
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"messages/graph/model"
@@ -25,8 +24,9 @@ type listQueries struct {
 	es *executableSchema
 	// plans keeps the plans of operations whose selections do not depend on their
 	// variables (no @include or @skip on one), by the parsed operation, which gqlgen's
-	// query cache hands out again for the same text.
-	plans *lru.Cache[*ast.OperationDefinition, *listPlan]
+	// query cache hands out again for the same text. Each is charged its operation's
+	// syntax tree, which it keeps alive, and its plan, about as large.
+	plans *byteLRU[*ast.OperationDefinition, *listPlan]
 	pages *objectEncoder // MessagesPage
 	conns *objectEncoder // MessageConnection
 	// answered, when set, counts the queries answered here.
@@ -43,10 +43,7 @@ func newListQueries(es *executableSchema, r ResolverRoot, answered *atomic.Int64
 		"MessagesPage":      reflect.TypeFor[models.MessagesPage](),
 		"MessageConnection": reflect.TypeFor[model.MessageConnection](),
 	})
-	plans, err := lru.New[*ast.OperationDefinition, *listPlan](planCacheSize)
-	if err != nil {
-		panic(err) // only for a size below 1
-	}
+	plans := newByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * operationBytes(op) })
 	return listQueries{es: es, plans: plans, pages: roots["MessagesPage"], conns: roots["MessageConnection"], answered: answered}
 }
 
@@ -117,20 +114,17 @@ func (q listQueries) InterceptOperation(ctx context.Context, next graphql.Operat
 	return next(ctx)
 }
 
-// planCacheSize bounds the plans kept, as gqlgen's query cache bounds documents.
-const planCacheSize = 1000
-
 // plan returns the plan of a list query, or nil for any other operation.
 func (q listQueries) plan(oc *graphql.OperationContext) *listPlan {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
 		return nil
 	}
-	if p, ok := q.plans.Get(oc.Operation); ok {
+	if p, ok := q.plans.get(oc.Operation); ok {
 		return p
 	}
 	p := q.compile(oc)
 	if p != nil && !variableDirectives(oc.Operation.SelectionSet, oc.Doc.Fragments, map[string]bool{}) {
-		q.plans.Add(oc.Operation, p)
+		q.plans.add(oc.Operation, p)
 	}
 	return p
 }

@@ -7,7 +7,6 @@ package graph
 //go:generate go tool gqlgen generate
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -33,7 +32,4 @@ type Resolver struct {
 	// EventRetention is how old a messageEvents cursor may be; 0 means
 	// DefaultEventRetention.
 	EventRetention time.Duration
-	// AdmitStream counts a WebSocket's connection_init against the caller's rate limits,
-	// as a request (the upgrade itself carries no credential); nil admits every one.
-	AdmitStream func(ctx context.Context, caller models.Caller) error
 }

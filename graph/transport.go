@@ -152,6 +152,7 @@ func (x *exchange) run(ctx context.Context, params *graphql.RawParams) {
 	}
 	responses, ctx := x.exec.DispatchOperation(ctx, oc)
 	res := responses(ctx)
+	res.Errors = capErrors(res.Errors)
 	status := http.StatusOK
 	if unavailable(res) {
 		// Nothing ran because the database could not be reached: a 503 with Retry-After,
@@ -179,7 +180,7 @@ func unavailable(res *graphql.Response) bool {
 // refuse answers a request error: errs, through the extensions and the error presenter
 // like any response, and no data entry, since nothing ran.
 func (x *exchange) refuse(ctx context.Context, status int, errs gqlerror.List) {
-	res := x.exec.DispatchError(ctx, errs)
+	res := x.exec.DispatchError(ctx, capErrors(errs))
 	x.write(status, requestError{Errors: res.Errors, Extensions: res.Extensions})
 }
 

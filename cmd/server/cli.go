@@ -1,9 +1,7 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/urfave/cli/v3"
 
@@ -72,19 +70,4 @@ func loadConfig(cmd *cli.Command) (config, error) {
 		return c, usageError{fmt.Errorf("DB_MAX_OPEN_CONNS must be positive, got %d", n)}
 	}
 	return c, nil
-}
-
-// openStore connects and migrates, the first step of every subcommand.
-func openStore(ctx context.Context, c config) (*models.Store, error) {
-	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	s, err := models.Open(openCtx, c.databaseURL, c.pool)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.Migrate(openCtx); err != nil {
-		_ = s.Close()
-		return nil, err
-	}
-	return s, nil
 }

@@ -24,12 +24,18 @@ type observability struct {
 	graphql  *graph.Metrics
 	// tracer is nil when tracing is off; nothing is traced then.
 	tracer *sdktrace.TracerProvider
+	// watched is the number of open streams whose credential is watched, once the edge
+	// that watches them is built.
+	watched func() int
 }
 
 // newObservability registers the metrics on a registry of its own: requests per route,
 // GraphQL operations, the store's connection pool, rate-limit refusals, idempotent
-// replays, write transactions retried after a conflict, reads served by replicas, the change feed behind subscriptions, and the Go runtime and process. With tp, it also traces the store's queries.
-func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider) (*observability, error) {
+// replays, write transactions retried after a conflict, reads served by replicas, the
+// change feed behind subscriptions, the connections held and refused, the bytes requests
+// hold, and the Go runtime and process. With tp, it also traces the store's queries.
+func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider,
+	conns *edge.Connections, pool *models.BudgetPool) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	o := &observability{registry: reg, tracer: tp}
 	var err error
@@ -81,6 +87,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		)
 	}
 	cs = append(cs, replicaMetrics(store)...)
+	cs = append(cs, o.guardMetrics(conns, pool)...)
 	if limiter != nil {
 		cs = append(cs,
 			prometheus.NewCounterFunc(prometheus.CounterOpts{
@@ -111,6 +118,47 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		}
 	}
 	return o, nil
+}
+
+// guardMetrics count what the guards against hostile clients hold and refuse:
+// connections (open, unauthenticated, refused per address or for being unauthenticated),
+// the bytes requests in flight hold and the requests refused for it, and the streams
+// whose credential is watched.
+func (o *observability) guardMetrics(conns *edge.Connections, pool *models.BudgetPool) []prometheus.Collector {
+	var cs []prometheus.Collector
+	if conns != nil {
+		refused := func(reason string, v func() uint64) prometheus.Collector {
+			return prometheus.NewCounterFunc(prometheus.CounterOpts{
+				Name:        "http_connections_refused_total",
+				Help:        "Connections answered and closed before being read: their address held MAX_CONNECTIONS_PER_ADDRESS (per_address), or MAX_UNAUTHENTICATED_CONNECTIONS were open without a credential (unauthenticated).",
+				ConstLabels: prometheus.Labels{"reason": reason},
+			}, func() float64 { return float64(v()) })
+		}
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_connections_open", Help: "Connections open, WebSockets included."},
+				func() float64 { return float64(conns.Open()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "http_connections_unauthenticated", Help: "Open connections on which nothing was authenticated yet."},
+				func() float64 { return float64(conns.Unauthenticated()) }),
+			refused("per_address", func() uint64 { n, _ := conns.Refused(); return n }),
+			refused("unauthenticated", func() uint64 { _, n := conns.Refused(); return n }),
+		)
+	}
+	if pool != nil {
+		cs = append(cs,
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "request_budget_bytes_in_use", Help: "Bytes of records and responses the requests in flight hold (RESPONSE_BUDGET_TOTAL bounds it)."},
+				func() float64 { return float64(pool.InUse()) }),
+			prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "request_budget_refused_total", Help: "Requests answered 503 because the requests in flight held RESPONSE_BUDGET_TOTAL."},
+				func() float64 { return float64(pool.Refused()) }),
+		)
+	}
+	cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "streams_watched", Help: "Open WebSockets and event streams whose credential is checked again every second."},
+		func() float64 {
+			if o.watched == nil {
+				return 0
+			}
+			return float64(o.watched())
+		}))
+	return cs
 }
 
 // replicaMetrics say where lists were read and what each read replica's last check

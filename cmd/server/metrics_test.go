@@ -59,7 +59,7 @@ func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.Spa
 	}
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
 	idempotency := edge.NewIdempotency(resolver, logger, time.Now, edge.IdempotencyOptions{})
-	if s.obs, err = newObservability(store, limiter, idempotency, nil, tp); err != nil {
+	if s.obs, err = newObservability(store, limiter, idempotency, nil, tp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.handler = routes(resolver, config{appEnv: "production"}, "", guards{limiter: limiter, idempotency: idempotency, timeout: edge.DefaultRequestTimeout, obs: s.obs})

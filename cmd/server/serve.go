@@ -24,6 +24,10 @@ import (
 // shutdownGrace is how long in-flight requests get to finish after SIGTERM.
 const shutdownGrace = 20 * time.Second
 
+// defaultReadTimeout bounds how long a request's headers and body take to arrive: a
+// megabyte on a slow mobile link, not a client that sends a byte a minute.
+const defaultReadTimeout = 30 * time.Second
+
 func (a *app) serveCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "serve",
@@ -46,6 +50,14 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "events-buffer", Usage: "changes queued for a subscription whose client reads more slowly than they come; past it they are read again from the database when the client catches up", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
 			&cli.DurationFlag{Name: "events-slow-timeout", Usage: "how long a subscription's client may read nothing while events wait before it is closed (SLOW_CONSUMER)", Value: changefeed.DefaultSlowTimeout, Sources: cli.EnvVars("EVENTS_SLOW_TIMEOUT")},
 			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
+			&cli.DurationFlag{Name: "read-timeout", Usage: "how long a request's headers and body may take to arrive; a stream's transport lifts it only once the stream is authenticated and its request read", Value: defaultReadTimeout, Sources: cli.EnvVars("READ_TIMEOUT")},
+			&cli.DurationFlag{Name: "websocket-init-timeout", Usage: "how long a GraphQL WebSocket may stay open without connection_init before it is closed with 4408", Value: graph.DefaultSocketOptions.InitTimeout, Sources: cli.EnvVars("WEBSOCKET_INIT_TIMEOUT")},
+			&cli.IntFlag{Name: "websocket-max-subscriptions", Usage: "subscriptions one GraphQL WebSocket may hold at once; one more closes it with 4429", Value: graph.DefaultSocketOptions.MaxSubscriptions, Sources: cli.EnvVars("WEBSOCKET_MAX_SUBSCRIPTIONS")},
+			&cli.IntFlag{Name: "websocket-max-in-flight", Usage: "queries and mutations one GraphQL WebSocket may run at once; one more closes it with 4429", Value: graph.DefaultSocketOptions.MaxInFlight, Sources: cli.EnvVars("WEBSOCKET_MAX_IN_FLIGHT")},
+			&cli.IntFlag{Name: "max-connections-per-address", Usage: "connections one client address may hold at once; more are answered 429 and closed (0: unbounded; behind a load balancer every client has its address)", Value: edge.DefaultMaxConnectionsPerAddress, Sources: cli.EnvVars("MAX_CONNECTIONS_PER_ADDRESS")},
+			&cli.IntFlag{Name: "max-unauthenticated-connections", Usage: "connections, all addresses together, on which nothing was authenticated yet; more are answered 503 and closed (0: unbounded)", Value: edge.DefaultMaxUnauthenticatedConnections, Sources: cli.EnvVars("MAX_UNAUTHENTICATED_CONNECTIONS")},
+			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
+			&cli.IntFlag{Name: "response-budget-total", Usage: "bytes every request in flight may hold together; past it requests are refused with 503 until others finish (0: unbounded)", Value: models.DefaultBudgetPool, Sources: cli.EnvVars("RESPONSE_BUDGET_TOTAL")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
@@ -75,8 +87,13 @@ func (a *app) serveCommand() *cli.Command {
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
-				websocketPing:  cmd.Duration("websocket-ping"),
-				authTTL:        cmd.Duration("auth-cache-ttl"),
+				socket: graph.SocketOptions{Ping: cmd.Duration("websocket-ping"), InitTimeout: cmd.Duration("websocket-init-timeout"),
+					MaxSubscriptions: cmd.Int("websocket-max-subscriptions"), MaxInFlight: cmd.Int("websocket-max-in-flight")},
+				connections: edge.ConnectionOptions{PerAddress: cmd.Int("max-connections-per-address"), Unauthenticated: cmd.Int("max-unauthenticated-connections")},
+				readTimeout: cmd.Duration("read-timeout"),
+				budget:      int64(cmd.Int("response-budget")),
+				budgetTotal: int64(cmd.Int("response-budget-total")),
+				authTTL:     cmd.Duration("auth-cache-ttl"),
 			})
 		},
 	}
@@ -96,7 +113,14 @@ type serveOptions struct {
 	// events tune the change feed behind messageEvents.
 	events         changefeed.Options
 	eventRetention time.Duration
-	websocketPing  time.Duration
+	// readTimeout bounds the arrival of a request's headers and body.
+	readTimeout time.Duration
+	// socket bounds each GraphQL WebSocket.
+	socket graph.SocketOptions
+	// connections bound the connections held per client address and unauthenticated.
+	connections edge.ConnectionOptions
+	// budget and budgetTotal bound the bytes one request and all requests in flight hold.
+	budget, budgetTotal int64
 	// authTTL is how long a checked credential is trusted (models.Store.AuthTTL).
 	authTTL time.Duration
 	// replicas are the read replicas lists read from (none: the primary).
@@ -185,16 +209,19 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	if err != nil {
 		return err
 	}
+	conns := edge.NewConnections(o.connections, rest.NewErrorWriter(logger, now))
+	ln = conns.Listen(ln)
 	handler := &switchHandler{}
 	handler.set(startingRoutes(logger, now))
 	srv := &http.Server{
 		Handler:           handler,
 		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadTimeout:       o.readTimeout,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    128 << 10, // a URI up to edge.MaxURIBytes (longer is 414) and the usual headers; past this net/http answers 431
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+		ConnContext:       conns.ConnContext,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -236,15 +263,16 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	// reconnect to another instance.
 	srv.RegisterOnShutdown(feed.Shutdown)
 	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
-		Feed: feed, EventRetention: o.eventRetention, AdmitStream: edge.Admit(limiter, sessionLimiter)}
+		Feed: feed, EventRetention: o.eventRetention}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
-	obs, err := newObservability(store, limiter, idempotency, feed, tracer)
+	pool := models.NewBudgetPool(o.budgetTotal)
+	obs, err := newObservability(store, limiter, idempotency, feed, tracer, conns, pool)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
 	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors), origins: o.cors.Allows(),
-		idempotency: idempotency, timeout: o.requestTimeout, websocketPing: o.websocketPing, obs: obs}))
+		idempotency: idempotency, timeout: o.requestTimeout, socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	if c.development() {
 		// Plain lines, not log records, so they paste as they are.
@@ -307,16 +335,11 @@ type guards struct {
 	origins        func(origin string) bool
 	idempotency    *edge.Idempotency
 	timeout        time.Duration
-	websocketPing  time.Duration
+	socket         graph.SocketOptions
+	budget         int64
+	pool           *models.BudgetPool
 	obs            *observability
 }
-
-// How much of a request's method and path the 404 quotes: enough to recognise, never the
-// whole of a hostile one.
-const (
-	maxQuotedMethod = 32
-	maxQuotedPath   = 200
-)
 
 // routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
 // each mount with its own error shape; everything answers with a request id, in gzip
@@ -328,10 +351,13 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 	e := edge.New(edge.Options{
 		Logger: r.Logger, Now: r.Now, Auth: r,
 		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
+		Budget: g.budget, BudgetPool: g.pool,
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,
 	})
-	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions(), WebSocketPing: g.websocketPing})
+	g.obs.watched = e.Watched
+	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Suggestions: c.development(), Limits: graph.DefaultLimits,
+		Extensions: g.obs.graphqlExtensions(), Gate: e.Gate(), Socket: g.socket})
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
@@ -355,7 +381,7 @@ func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler 
 		mountInbox(mux, r, demoKey, v1Errors)
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
-		v1Errors.WriteError(w, req, models.Errorf(models.ENOTFOUND, "Cannot %s %s", edge.Shorten(req.Method, maxQuotedMethod), edge.Shorten(req.URL.Path, maxQuotedPath)))
+		v1Errors.WriteError(w, req, rest.RouteNotFound(req))
 	})
 	return e.Around(mux, mux, v1)
 }

@@ -25,6 +25,9 @@ const Subprotocol = "graphql-transport-ws"
 type Request struct {
 	Query     string         `json:"query"`
 	Variables map[string]any `json:"variables,omitempty"`
+	// Extensions are the request's extensions: over a WebSocket, idempotencyKey stands
+	// for the Idempotency-Key header a POST carries.
+	Extensions map[string]any `json:"extensions,omitempty"`
 }
 
 // Result is one execution result: an event of a subscription.
@@ -41,6 +44,18 @@ type Error struct {
 
 // Code is the error's extensions.code.
 func (e Error) Code() string { s, _ := e.Extensions["code"].(string); return s }
+
+// OperationError is how an operation refused before it ran ended: the errors of the
+// protocol's error message.
+type OperationError struct{ Errors []Error }
+
+func (e *OperationError) Error() string {
+	msgs := make([]string, len(e.Errors))
+	for i, err := range e.Errors {
+		msgs[i] = err.Message
+	}
+	return strings.Join(msgs, "; ")
+}
 
 // CloseError is how the server closed a socket: its code and reason.
 type CloseError struct {
@@ -209,11 +224,7 @@ func (s *Subscription) deliver(m message) {
 	case "error":
 		var errs []Error
 		_ = json.Unmarshal(m.Payload, &errs)
-		msgs := make([]string, len(errs))
-		for i, e := range errs {
-			msgs[i] = e.Message
-		}
-		s.end(errors.New(strings.Join(msgs, "; ")))
+		s.end(&OperationError{Errors: errs})
 	case "complete":
 		s.end(nil)
 	}
