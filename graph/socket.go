@@ -512,7 +512,15 @@ func (s *socket) refuse(id string, errs gqlerror.List) {
 }
 
 // send writes one message, closing the socket when the client does not take it in time.
+// Once the socket is closing nothing more is sent: its operations end with the close, not
+// with a complete that would read as their normal end.
 func (s *socket) send(msg []byte) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
 	s.writeMu.Lock()
 	defer s.writeMu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), socketWriteTimeout)

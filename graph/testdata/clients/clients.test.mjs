@@ -8,3 +8,4 @@ import './suites/relay-spec.mjs';
 import './suites/apollo.mjs';
 import './suites/http-cache.mjs';
 import './suites/subscriptions.mjs';
+import './suites/doors.mjs';
