@@ -39,7 +39,8 @@ import (
 //	4408  no connection_init within InitTimeout
 //	4409  subscribe with the id of an operation still running
 //	4429  a second connection_init; over the caller's rate limit at connection_init; more
-//	      subscriptions or operations in flight than the socket may hold
+//	      subscriptions or operations in flight than the socket may hold; more than
+//	      maxRefusedInRow operations in a row sent past the rate limit
 //	1008  a ping not answered within the ping interval
 //	1013  the database could not be asked at connection_init: retry later
 //
@@ -164,6 +165,22 @@ type socket struct {
 	initTimer *time.Timer
 	pingTimer *time.Timer
 	unponged  bool
+	// refusedInRow counts the operations refused by the rate limit since one ran.
+	refusedInRow int
+}
+
+// maxRefusedInRow is how many operations in a row a socket may send past its rate limit,
+// each answered RATE_LIMITED with when to retry, before it is closed with 4429: a client
+// that ignores the answer costs the server a refusal per message, as fast as it sends.
+const maxRefusedInRow = 10
+
+// overLimit counts one more refused operation and reports whether the socket has sent
+// too many in a row.
+func (s *socket) overLimit() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.refusedInRow++
+	return s.refusedInRow > maxRefusedInRow
 }
 
 // socketOp is one running operation.
@@ -373,9 +390,16 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 		return
 	}
 	if err := s.t.gate.Admit(ctx); err != nil {
+		if s.overLimit() {
+			s.close(closeTooMany, "Too many requests: the socket kept sending past its rate limit; "+models.ErrorMessage(err))
+			return
+		}
 		s.refuse(id, gqlerror.List{presentCoded(err)})
 		return
 	}
+	s.mu.Lock()
+	s.refusedInRow = 0
+	s.mu.Unlock()
 	params := &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables,
 		Extensions: p.Extensions, Headers: s.headers, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
 	ctx = graphql.StartOperationTrace(ctx)

@@ -215,30 +215,14 @@ func TestDoorsSessionExpiryEndsStreams(t *testing.T) {
 }
 
 // Over one socket no more operations run than the rate limit allows: each subscribe
-// takes a token, refusals are RATE_LIMITED errors for that operation and the socket
-// stays open; another tenant's requests meanwhile all succeed.
+// takes a token, a refusal is a RATE_LIMITED error for that operation and the socket
+// stays open, until it has sent ten in a row past the limit: then it is closed with 4429.
+// Another tenant's requests meanwhile all succeed.
 func TestDoorsRateLimitOverOneSocket(t *testing.T) {
 	const rate, burst = 5, 10
 	w := newDoorsWorld(t, "--rate-limit", fmt.Sprint(rate), "--rate-burst", fmt.Sprint(burst))
-	// connection_init takes a token of the burst, as a request.
-	c := dialEvents(t, w.srv.base, "ApiKey "+w.key)
-	start := time.Now()
-	ran, limited := 0, 0
-	for i := range 60 {
-		res, err := operation(t, c, gqlclient.Request{Query: `{ messages(limit: 1) { totalCount } }`})
-		var refused *gqlclient.OperationError
-		switch {
-		case errors.As(err, &refused) && len(refused.Errors) == 1 && refused.Errors[0].Code() == "RATE_LIMITED":
-			limited++
-		case err == nil && len(res) == 1 && len(res[0].Errors) == 0:
-			ran++
-		default:
-			t.Fatalf("operation: %v %+v", err, res)
-		}
-		if i%10 != 0 {
-			continue
-		}
-		// Another tenant (within its own limit) is not refused for it.
+	other := func() {
+		t.Helper()
 		req, _ := http.NewRequest(http.MethodGet, w.srv.base+"/v1/messages?limit=1", nil)
 		req.Header.Set("Authorization", "ApiKey "+w.otherKey)
 		r, err := e2eClient.Do(req)
@@ -251,13 +235,49 @@ func TestDoorsRateLimitOverOneSocket(t *testing.T) {
 			t.Fatalf("another tenant's request answered %d during the flood", r.StatusCode)
 		}
 	}
-	allowed := burst - 1 + int(float64(rate)*time.Since(start).Seconds()) + 1
-	if ran > allowed || limited == 0 {
-		t.Errorf("%d operations ran and %d were refused over one socket in %s; the limit allows %d", ran, limited, time.Since(start).Round(time.Millisecond), allowed)
+	query := gqlclient.Request{Query: `{ messages(limit: 1) { totalCount } }`}
+	rateLimited := func(err error) bool {
+		var refused *gqlclient.OperationError
+		return errors.As(err, &refused) && len(refused.Errors) == 1 && refused.Errors[0].Code() == "RATE_LIMITED"
 	}
-	// Refused operations leave the socket open: after a wait the bucket has a token again.
-	time.Sleep(time.Second / rate * 2)
-	if res, err := operation(t, c, gqlclient.Request{Query: `{ __typename }`}); err != nil || len(res) != 1 {
+	// connection_init takes a token of the burst, as a request.
+	c := dialEvents(t, w.srv.base, "ApiKey "+w.key)
+	start := time.Now()
+	ran := 0
+	for {
+		res, err := operation(t, c, query)
+		if rateLimited(err) {
+			break
+		}
+		if err != nil || len(res) != 1 || len(res[0].Errors) != 0 {
+			t.Fatalf("operation %d: %v %+v", ran+1, err, res)
+		}
+		if ran++; ran > 2*burst {
+			t.Fatalf("%d operations ran over one socket in %s with a burst of %d", ran, time.Since(start), burst)
+		}
+	}
+	if allowed := burst - 1 + int(float64(rate)*time.Since(start).Seconds()) + 1; ran > allowed {
+		t.Errorf("%d operations ran over one socket in %s; the limit allows %d", ran, time.Since(start).Round(time.Millisecond), allowed)
+	}
+	other()
+	// A client that keeps sending past the refusals is closed.
+	for i := 0; ; i++ {
+		_, err := operation(t, c, query)
+		if err != nil && !rateLimited(err) {
+			break
+		}
+		if err == nil && i > 0 {
+			continue // a token came back meanwhile
+		}
+		if i > 50 {
+			t.Fatal("the socket kept taking operations past its rate limit")
+		}
+	}
+	closedWith(t, c, 5*time.Second, 4429, "kept sending past its rate limit")
+	other()
+	// A client that waits gets its tokens back, on a new socket.
+	time.Sleep(time.Second / rate * 3)
+	if res, err := operation(t, dialEvents(t, w.srv.base, "ApiKey "+w.key), gqlclient.Request{Query: `{ __typename }`}); err != nil || len(res) != 1 {
 		t.Errorf("after the wait: %v %+v", err, res)
 	}
 }
@@ -311,6 +331,53 @@ func TestDoorsMutationGuardsOverSocket(t *testing.T) {
 			t.Errorf("the key reused for another mutation: %v", err)
 		}
 	})
+}
+
+// An event stream's mutation applies its Idempotency-Key as a POST does: the retry replays
+// the stored answer without running the mark again.
+func TestDoorsEventStreamIdempotencyKey(t *testing.T) {
+	w := newDoorsWorld(t)
+	stream := func(t *testing.T, query, key string) string {
+		t.Helper()
+		body, _ := json.Marshal(map[string]any{"query": query})
+		req, err := http.NewRequest(http.MethodPost, w.srv.base+"/graphql", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "ApiKey "+w.key)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "text/event-stream")
+		req.Header.Set("Idempotency-Key", key)
+		res, err := e2eClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode != http.StatusOK || !strings.Contains(string(b), "event: complete") {
+			t.Fatalf("%d %s", res.StatusCode, b)
+		}
+		_, data, _ := strings.Cut(string(b), "event: next\ndata: ")
+		data, _, _ = strings.Cut(data, "\n")
+		return data
+	}
+	first := stream(t, w.markQuery("done"), "stream-key-1")
+	if !strings.Contains(first, `"status":"done"`) {
+		t.Fatalf("first: %s", first)
+	}
+	markVia(t, w.srv.base, w.key, "alice", w.alice1.ID, "pending")
+	if again := stream(t, w.markQuery("done"), "stream-key-1"); again != first {
+		t.Errorf("retry answered %s, want the stored %s", again, first)
+	}
+	if got := w.actionStatus(t); got != "pending" {
+		t.Errorf("the retry ran the mark again: status %s", got)
+	}
+	if other := stream(t, w.markQuery("pending"), "stream-key-1"); !strings.Contains(other, "BAD_USER_INPUT") {
+		t.Errorf("the key reused for another mutation: %s", other)
+	}
 }
 
 // holdRowLock locks message id's row in a transaction of the test's own until release.
