@@ -67,10 +67,15 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 	presented := graphql.DefaultErrorPresenter(ctx, err)
 	var e *models.Error
 	if !errors.As(err, &e) {
-		if models.IsUnavailable(err) {
+		switch {
+		case errors.Is(err, context.Canceled):
+			// The client went away (it disconnected, or its socket closed): nothing
+			// failed, and nobody reads the answer.
+			e = models.Errorf(models.EUNAVAILABLE, "the request was cancelled")
+		case models.IsUnavailable(err):
 			e = models.Unavailable(r.Now())
 			r.Logger.ErrorContext(ctx, "database unavailable", "errorId", e.ID, "path", presented.Path.String(), "error", err)
-		} else {
+		default:
 			e = models.Internal(r.Now())
 			r.Logger.ErrorContext(ctx, "graphql resolver failed", "errorId", e.ID, "path", presented.Path.String(), "error", err)
 		}

@@ -41,7 +41,8 @@ func WithSlowThreshold(d time.Duration) OpenOption {
 
 // gormLogger is GORM's logger.Interface over a *slog.Logger: a slow statement is a warn
 // record with its duration, rows and text (cut to maxLoggedSQL, without its values), a
-// failed one an error record, except gorm.ErrRecordNotFound, which callers expect;
+// failed one an error record, except gorm.ErrRecordNotFound, which callers expect, and a
+// statement cancelled because its caller went away;
 // GORM's own messages keep their level. Each statement at info, GORM's LogMode(Info), is
 // off unless asked for.
 type gormLogger struct {
@@ -98,6 +99,9 @@ func (l *gormLogger) Trace(ctx context.Context, begin time.Time, fc func() (sql 
 	msg := "sql"
 	switch {
 	case l.level <= logger.Silent:
+		return
+	case errors.Is(err, context.Canceled):
+		// The caller went away (a client disconnected, a socket closed): nothing failed.
 		return
 	case err != nil && !errors.Is(err, gorm.ErrRecordNotFound):
 		level, msg = slog.LevelError, "sql failed"
