@@ -67,7 +67,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 			return action(ctx, c)
 		},
 		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr),
-			walkCommand(getenv, stdout, stderr)},
+			walkCommand(getenv, stdout, stderr), hostileCommand(getenv, stdout, stderr)},
 	}
 	for _, cmd := range append([]*cli.Command{root}, root.Commands...) {
 		cmd.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
