@@ -15,12 +15,14 @@ import (
 
 // Cache sizes and the estimates they are charged by.
 const (
-	// documentCacheBytes bounds the parsed and validated documents kept.
-	documentCacheBytes = 32 << 20
+	// documentCacheBytes bounds the parsed and validated documents kept: at 48 bytes
+	// charged per byte of text, about 700 documents of a typical 500 bytes (an app sends
+	// a few dozen distinct ones), or 70 of the densest the limits admit.
+	documentCacheBytes = 16 << 20
 	// persistedQueryCacheBytes bounds the persisted queries kept (their text).
 	persistedQueryCacheBytes = 8 << 20
 	// planCacheBytes bounds the list plans kept (listquery.go).
-	planCacheBytes = 16 << 20
+	planCacheBytes = 8 << 20
 	// astBytesPerByte is what a document's syntax tree holds per byte of its text,
 	// measured (graph/cache_test.go): up to 32 for the densest documents within the limits.
 	astBytesPerByte = 48

@@ -316,8 +316,9 @@ func (h *hostileRun) aliasesOverLargePayloads(ctx context.Context, r *attackRow)
 }
 
 // repeatedFields is gqlparser's quadratic case: one field repeated in one selection set.
-func repeatedFields(int) string {
-	return "{ messages { data {" + strings.Repeat(" _id", 8_000) + " } } }"
+// Each document is distinct, so no cache answers for it.
+func repeatedFields(i int) string {
+	return fmt.Sprintf("query Q%d { messages { data {", i) + strings.Repeat(" _id", 7_990) + " } } }"
 }
 
 // unknownFieldsDocument names thousands of fields no type has.

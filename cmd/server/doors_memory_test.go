@@ -146,8 +146,8 @@ func TestDoorsMemoryBoundedInBytes(t *testing.T) {
 
 	t.Run("documentCacheBoundedInBytes", func(t *testing.T) {
 		// Distinct valid documents that each parse into about 170 KB of syntax tree: kept
-		// by count (1,000 entries) they would hold 130 MB; the cache is bounded at 32 MiB
-		// and the list plans at 16 MiB.
+		// by count (1,000 entries) they would hold 130 MB; the cache is bounded at 16 MiB
+		// and the list plans at 8 MiB.
 		h := watchHeap()
 		for i := range 800 {
 			query := fmt.Sprintf("query Q%d { messages(limit: 1) { data { %s} } } fragment F on Message { _id }", i, strings.Repeat("...F ", 985))
@@ -157,8 +157,8 @@ func TestDoorsMemoryBoundedInBytes(t *testing.T) {
 		}
 		peak, kept := h.end()
 		t.Logf("800 distinct documents: heap peak +%.1f MB, kept +%.1f MB", peak, kept)
-		if kept > 64 {
-			t.Errorf("800 distinct documents kept %.1f MB, more than the caches' 48 MiB and some", kept)
+		if kept > 48 {
+			t.Errorf("800 distinct documents kept %.1f MB, more than the caches' 24 MiB and some", kept)
 		}
 	})
 
