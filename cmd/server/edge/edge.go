@@ -160,11 +160,10 @@ func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 	guards := []Middleware{
 		MountErrors(m.Errors),
-		Deadline(e.o.Timeout),
+		Operation(e.gate),
 		websocketOrigins(m, e.o.Origins),
 		Authenticate(e.gate, m.Errors, m.WebSockets),
 		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
-		Budget(e.o.BudgetPool, e.o.Budget),
 	}
 	if m.Idempotency != nil {
 		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))

@@ -18,7 +18,7 @@ import (
 //	deadline, byte budget Operation per request           Operation per query/mutation Operation per query/mutation
 //	idempotency key       Idempotency-Key header          extensions.idempotencyKey   Idempotency-Key header
 //
-// The HTTP middleware of this package (Authenticate, RateLimit, Deadline, Budget) are
+// The HTTP middleware of this package (Authenticate, RateLimit, Operation) are
 // the adapters for requests; the /graphql transports (graph's WebSocket and event
 // stream) call the Gate itself. docs/reliability.md has the same table.
 type Gate struct {
