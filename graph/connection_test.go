@@ -14,6 +14,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // connection is the part of a MessageConnection the tests read.
@@ -127,7 +128,7 @@ type connectionFixture struct {
 	ids  []string // tenant A's message ids in insertion order
 }
 
-func newConnectionFixture(t testing.TB, s *models.Store) *connectionFixture {
+func newConnectionFixture(t testing.TB, s *store.Store) *connectionFixture {
 	t.Helper()
 	f := &connectionFixture{a: dbtest.NewTenant(t, s, "a"), b: dbtest.NewTenant(t, s, "b")}
 	subs := []*models.Subscriber{f.a.Subscriber(t, "sub-0"), f.a.Subscriber(t, "sub-1"), f.a.Subscriber(t, "sub-2")}
@@ -178,7 +179,7 @@ var connectionFilters = []struct {
 // included, with exact hasNextPage, endCursor the last edge's cursor (null on an empty
 // page) and totalCount on every page.
 func TestMessagesConnectionWalk(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newConnectionFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		for _, fl := range connectionFilters {
@@ -243,7 +244,7 @@ func TestMessagesConnectionWalk(t *testing.T) {
 // caller's for this filter: each is BAD_USER_INPUT naming the argument, with no data and
 // no statement run.
 func TestMessagesConnectionBadInput(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newConnectionFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
@@ -335,7 +336,7 @@ func TestMessagesConnectionBadInput(t *testing.T) {
 // that a page deep in the list (500 messages, 200 for a channel) costs the same
 // statements as the first.
 func TestMessagesConnectionStatements(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		stats, err := seed.Generate(t.Context(), s, seed.Options{Seed: 9, Messages: 1500, Subscribers: 2, Templates: 4})
 		if err != nil {
 			t.Fatal(err)
@@ -469,7 +470,7 @@ type pageInfo struct {
 // startCursor and endCursor are the first and last edges' cursors (null on an empty page),
 // hasPreviousPage is true exactly when the page follows a cursor.
 func TestMessagesConnectionPageInfo(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newConnectionFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		query := `query($sub: String, $first: Int, $after: String) { messagesConnection(subscriberId: $sub, first: $first, after: $after) {

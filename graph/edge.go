@@ -24,7 +24,7 @@ func (r *Resolver) RevokedKeys(ctx context.Context, keyIDs []string) ([]string, 
 
 // Transaction runs fn in one database transaction; every resolver and store call made
 // with fn's context joins it. When the transaction loses a conflict with a concurrent one
-// it runs fn again (models.Store.RetryTransaction), so fn must be safe to run again.
+// it runs fn again (store.Store.RetryTransaction), so fn must be safe to run again.
 func (r *Resolver) Transaction(ctx context.Context, fn func(ctx context.Context) error) error {
 	return r.Store.RetryTransaction(ctx, fn)
 }

@@ -12,6 +12,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 const pageFields = `totalCount hasMore pageSize page data { _id }`
@@ -64,7 +65,7 @@ func TestMessagesArguments(t *testing.T) {
 		{"graph200SharedTransactionIdOnlyOwn", `(transactionId: ["txn-1"])`, ``, nil, pageSummary{
 			Names: []string{"g1"}, TotalCount: 1, PageSize: 10}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		for _, tt := range tests {
@@ -110,7 +111,7 @@ func TestMessagesBadInput(t *testing.T) {
 		{"graph422UnknownChannelVariable", `query($c: ChannelType) { messages(channel: $c) { totalCount } }`, map[string]any{"c": "fax"},
 			[]problem{{Path: "variable.c", Code: "GRAPHQL_VALIDATION_FAILED"}}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		for _, tt := range tests {
@@ -140,7 +141,7 @@ type ctaJSON struct {
 }
 
 func TestMarkMessageAction(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		g1 := f.msgs["g1"]
@@ -251,7 +252,7 @@ func TestMarkMessageAction(t *testing.T) {
 }
 
 func TestUnauthenticated(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), nil)
@@ -287,7 +288,7 @@ func TestUnauthenticated(t *testing.T) {
 // TestInternalErrorMasked closes the database under the server: the client sees only
 // "internal error" and an id, and the log holds the cause under that id.
 func TestInternalErrorMasked(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		var logs lockedBuffer
 		endpoint := serve(t, newHandler(s, slogTo(&logs), defaults), f.a)
@@ -335,7 +336,7 @@ func TestInternalErrorMasked(t *testing.T) {
 }
 
 func TestRecordWireFormat(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		sub, tpl := tn.Subscriber(t, "sub-alice"), tn.Template(t, "tpl")
 		tn.Message(t, sub, tpl, func(m *models.Message) {
@@ -395,7 +396,7 @@ func TestSelectionAwareness(t *testing.T) {
 		{"graph200EmbeddedThroughFragments", `{ messages(limit: 2) { ...P } } fragment P on MessagesPage { total: totalCount data { ... on Message { subscriber { _id } } ...T } } fragment T on Message { template { name } }`,
 			dbtest.StatementCounts{All: 2, Count: 1}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)

@@ -9,8 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // strongETag is the form of the ETag of a GET query's answer: quoted, not weak.
@@ -35,7 +35,7 @@ func (r reply) validators() validators {
 // 304 without a body, after the query ran, until the data changes; POST is never stored.
 func TestGetCaching(t *testing.T) {
 	const query = `{ messages(transactionId: "txn-1") { data { _id cta { action { status } } } } }`
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)

@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"messages/graph"
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // introspectionDepth returns a valid query nested exactly depth levels deep (depth >= 4),
@@ -99,7 +99,7 @@ func TestLimits(t *testing.T) {
 		{"graph200RefusedDeepText", strings.Repeat("{ a ", graph.DefaultLimits.Depth) + "{ b }" + strings.Repeat(" }", graph.DefaultLimits.Depth), nil,
 			[]problem{{Code: "DEPTH_LIMIT_EXCEEDED"}}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
@@ -165,7 +165,7 @@ func TestIntrospection(t *testing.T) {
 		{"graphRefusedSchemaBesideDataWhenOff", false, `{ messages { totalCount } __schema { types { name } } }`, true},
 		{"graphRefusedSchemaThroughFragmentWhenOff", false, `{ ...Q } fragment Q on Query { ... on Query { __schema { queryType { name } } } }`, true},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		var logs lockedBuffer
 		endpoints := map[bool]string{
@@ -203,7 +203,7 @@ func TestIntrospection(t *testing.T) {
 }
 
 func TestGet(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 
@@ -245,7 +245,7 @@ func TestGet(t *testing.T) {
 // A persisted query is registered only within the limits: a document over them, sent
 // with its hash, is refused and its hash stays unknown.
 func TestPersistedQueryWithinLimits(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newGraphFixture(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		send := func(t *testing.T, query, hash string) response {
@@ -299,7 +299,7 @@ func TestPersistedQueryWithinLimits(t *testing.T) {
 // Validation errors name the fields a client may have meant only when suggestions are on
 // (development): in production they would map the schema for anyone.
 func TestSuggestions(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		for _, on := range []bool{true, false} {
 			endpoint := serve(t, newHandler(s, discard, graph.HandlerOptions{Suggestions: on, Limits: graph.DefaultLimits}), tn)

@@ -16,6 +16,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // The list encoders (listquery.go) answer exactly as gqlgen's executor does: the same
@@ -25,7 +26,7 @@ import (
 // Most queries must be answered by the encoders, or the comparison proves nothing.
 func TestListQueriesAreTheExecutors(t *testing.T) {
 	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}}).Schema()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "encoders")
 		subs := listWorld(t, s, tn)
 		var answered atomic.Int64
@@ -98,7 +99,7 @@ func around(s string, at int) string {
 
 // listWorld writes subscribers, templates and 40 messages filled at random, and returns
 // the subscribers' external ids (with one nobody has).
-func listWorld(t *testing.T, s *models.Store, tn *dbtest.Tenant) []string {
+func listWorld(t *testing.T, s *store.Store, tn *dbtest.Tenant) []string {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	var subs []*models.Subscriber

@@ -11,6 +11,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // gid is the documented global id format: base64url, unpadded, of "<Type>:<_id>".
@@ -36,7 +37,7 @@ type nodeFixture struct {
 	bMsg, bSub, bTpl                  string
 }
 
-func newNodeFixture(t testing.TB, s *models.Store) *nodeFixture {
+func newNodeFixture(t testing.TB, s *store.Store) *nodeFixture {
 	t.Helper()
 	g := newGraphFixture(t, s)
 	g1, g2, b1 := g.msgs["g1"], g.msgs["g2"], g.msgs["b1"]
@@ -55,7 +56,7 @@ func (f *nodeFixture) scoped() *dbtest.Tenant {
 // the caller may not see is null, exactly like what does not exist, and so is anything
 // that is not a global id.
 func TestNode(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newNodeFixture(t, s)
 		key := serve(t, newHandler(s, discard, defaults), f.a)
 		session := serve(t, newHandler(s, discard, defaults), f.scoped())
@@ -147,7 +148,7 @@ func TestNode(t *testing.T) {
 // TestNodes looks several records up at once: each position answers as node would, in
 // the order asked, repeats included.
 func TestNodes(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newNodeFixture(t, s)
 		key := serve(t, newHandler(s, discard, defaults), f.a)
 		session := serve(t, newHandler(s, discard, defaults), f.scoped())
@@ -197,7 +198,7 @@ func TestNodes(t *testing.T) {
 // number of ids, embeds a message's records only when selected, and queries nothing for
 // ids that are not global ids.
 func TestNodesStatements(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newNodeFixture(t, s)
 		log := dbtest.RecordStatements(t, s)
 		key := serve(t, newHandler(s, discard, defaults), f.a)

@@ -10,16 +10,16 @@ import (
 	"log/slog"
 	"time"
 
-	"messages/models"
 	"messages/models/changefeed"
 	"messages/models/session"
+	"messages/models/store"
 )
 
 // Resolver holds every dependency of the resolvers, built once by main and shared by the
 // GraphQL handler, the REST shim and the HTTP edge (which authenticates and keeps
 // idempotency keys through it: see edge.go).
 type Resolver struct {
-	Store  *models.Store
+	Store  *store.Store
 	Logger *slog.Logger
 	Now    func() time.Time
 	// CursorSecret signs messagesConnection cursors; empty means a random per-process

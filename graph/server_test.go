@@ -19,6 +19,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // defaults are the options of a development server.
@@ -33,7 +34,7 @@ func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, n
 // fields cmp cannot read.
 var timeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time) })
 
-func newHandler(s *models.Store, logger *slog.Logger, o graph.HandlerOptions) http.Handler {
+func newHandler(s *store.Store, logger *slog.Logger, o graph.HandlerOptions) http.Handler {
 	return graph.NewHandler(&graph.Resolver{Store: s, Logger: logger, Now: time.Now}, o)
 }
 
@@ -155,7 +156,7 @@ type graphFixture struct {
 	names map[string]string // message id to fixture name
 }
 
-func newGraphFixture(t testing.TB, s *models.Store) *graphFixture {
+func newGraphFixture(t testing.TB, s *store.Store) *graphFixture {
 	t.Helper()
 	f := &graphFixture{a: dbtest.NewTenant(t, s, "a"), b: dbtest.NewTenant(t, s, "b"),
 		msgs: map[string]*models.Message{}, names: map[string]string{}}

@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"messages/graph"
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // Accept headers of the transport tests.
@@ -189,7 +189,7 @@ func TestTransportStatuses(t *testing.T) {
 		{"get405MutationAcceptGraphQLResponse", http.MethodGet, acceptResponse, "", mutation,
 			answer{Status: http.StatusMethodNotAllowed, ContentType: acceptResponse, CacheControl: noStore, Allow: http.MethodPost, Codes: []string{"BAD_REQUEST"}}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestTransportStatuses(t *testing.T) {
 // TestTransportEchoesNothing: an undecodable body is refused without any of its text in
 // the answer.
 func TestTransportEchoesNothing(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
 		for _, body := range []string{`{"query": "<script>secret`, `["<script>secret"]`, `{"query":"{ __typename }","variables":"<script>secret"}`} {
 			r := send(t, http.MethodPost, endpoint, "", body)
@@ -223,7 +223,7 @@ func TestTransportEchoesNothing(t *testing.T) {
 // TestTransportBodyTooLarge: a body over the limit the edge sets (http.MaxBytesHandler)
 // is 413, not a JSON syntax error.
 func TestTransportBodyTooLarge(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		endpoint := serve(t, http.MaxBytesHandler(newHandler(s, discard, defaults), 1<<10), dbtest.NewTenant(t, s, "a"))
 		r := send(t, http.MethodPost, endpoint, "", postBody(`{ __typename }`+strings.Repeat(" ", 2<<10), nil), "Accept", acceptJSON)
 		want := answer{Status: http.StatusRequestEntityTooLarge, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}
@@ -248,7 +248,7 @@ func TestPersistedQueries(t *testing.T) {
 	_ = json.Unmarshal(hashOnly, &withQuery)
 	withQuery["query"] = query
 	full, _ := json.Marshal(withQuery)
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
 		steps := []struct {
 			name string

@@ -85,9 +85,6 @@ func Internal(now time.Time) *Error {
 	return &Error{Code: EINTERNAL, Message: "internal error", ID: NewID(now)}
 }
 
-// errNotFound is the one answer for a missing record and for another tenant's record,
-// so a caller cannot tell them apart.
-func errNotFound(what string) *Error { return Errorf(ENOTFOUND, "%s not found", what) }
 
 // UnavailableRetryAfter is the Retry-After, in seconds, of every 503 for an unreachable
 // database: long enough for a dropped connection to be replaced, short enough that

@@ -57,12 +57,12 @@ type Message struct {
 
 // AfterFind folds the last mark into the call-to-action, so every reader sees one record.
 func (m *Message) AfterFind(*gorm.DB) error {
-	m.applyMark()
+	m.ApplyMark()
 	return nil
 }
 
-// applyMark overlays the mark columns on CTA.
-func (m *Message) applyMark() {
+// ApplyMark overlays the mark columns on CTA.
+func (m *Message) ApplyMark() {
 	if m.ActionStatus == "" && m.ActionResultType == "" && m.ActionResultPayload == nil {
 		return
 	}
@@ -130,8 +130,8 @@ type CTAResult struct {
 	Type    ButtonType `json:"type,omitempty"`
 }
 
-// normalize fills the arrays the wire always carries, so they never encode as null.
-func (m *Message) normalize() {
+// Normalize fills the arrays the wire always carries, so they never encode as null.
+func (m *Message) Normalize() {
 	if m.Content == nil {
 		m.Content = []ContentBlock{}
 	}

@@ -127,8 +127,8 @@ type NotificationGroup struct {
 	ParentID       string `json:"_parentId,omitempty"`
 }
 
-// normalize fills the arrays the wire always carries, so they never encode as null.
-func (t *Template) normalize() {
+// Normalize fills the arrays the wire always carries, so they never encode as null.
+func (t *Template) Normalize() {
 	if t.Tags == nil {
 		t.Tags = []string{}
 	}

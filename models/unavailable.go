@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"strings"
 	"syscall"
 	"time"
 
@@ -85,3 +86,36 @@ func IsUnavailable(err error) bool {
 func Unavailable(now time.Time) *Error {
 	return &Error{Code: EUNAVAILABLE, Message: UnavailableMessage, ID: NewID(now)}
 }
+
+// IsConflict reports whether err means the transaction lost a conflict with a concurrent
+// one and running it again from the start may succeed: MySQL's deadlock (1213), which is
+// also how Galera reports a transaction that failed certification or was aborted by a
+// replicated write, and a lock wait timeout (1205). After 1213 the server has already
+// rolled the whole transaction back; after 1205 only the statement, so the transaction
+// must be rolled back before it runs again, which RetryTransaction does. A request that
+// waits for a lock on purpose and means something by the timeout (an idempotency claim)
+// turns its 1205 into its own answer before anything sees it.
+//
+// On a Galera node there is a third form: a transaction aborted by a replicated write
+// while the server was opening a table reports the table's triggers as unparsable (1064,
+// "Trigger ... has an error in its body", at a different place each time, or "Query was
+// empty"): the abort stops the parser of the trigger's body midway. The stored
+// definitions are intact, and running the transaction again succeeds. A trigger that is
+// really broken fails the same way on every attempt, and ends as spent attempts do, with
+// the database's message in the log.
+func IsConflict(err error) bool {
+	if errors.Is(err, ErrRolledBack) {
+		return true
+	}
+	var myErr *mysqldriver.MySQLError
+	if !errors.As(err, &myErr) {
+		return false
+	}
+	return myErr.Number == 1213 || myErr.Number == 1205 ||
+		myErr.Number == 1064 && strings.Contains(myErr.Message, "has an error in its body")
+}
+
+// ErrRolledBack is a store call finding that its transaction was rolled back under it
+// (its own uncommitted row is gone): a conflict like a deadlock, reported by no error of
+// the database's.
+var ErrRolledBack = errors.New("the transaction was rolled back by the database")

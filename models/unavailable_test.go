@@ -18,6 +18,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // timeoutError is a net.Error that timed out, as a read past its deadline returns.
@@ -110,7 +111,7 @@ func TestIsUnavailableRealDriverErrors(t *testing.T) {
 		_ = ln.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, err = models.Open(ctx, "mysql://root@"+addr+"/nothing", models.DefaultPool)
+		_, err = store.Open(ctx, "mysql://root@"+addr+"/nothing", store.DefaultPool)
 		if err == nil || !models.IsUnavailable(err) {
 			t.Fatalf("Open on a closed port: %v, want an unavailability error", err)
 		}
@@ -118,7 +119,7 @@ func TestIsUnavailableRealDriverErrors(t *testing.T) {
 
 	t.Run("mysqlDeadline", func(t *testing.T) {
 		t.Parallel()
-		s := dbtest.Open(t, models.DialectMySQL)
+		s := dbtest.Open(t, store.DialectMySQL)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		done := make(chan error, 1)
@@ -135,7 +136,7 @@ func TestIsUnavailableRealDriverErrors(t *testing.T) {
 
 	t.Run("mysqlConnectionKilled", func(t *testing.T) {
 		t.Parallel()
-		s := dbtest.Open(t, models.DialectMySQL)
+		s := dbtest.Open(t, store.DialectMySQL)
 		sqlDB, err := s.DB().DB()
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -42,7 +43,7 @@ var fixtureButtons = []any{
 
 func TestMarkMessageAction(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		tpl := tn.Template(t, "welcome")
 		subs := map[string]*models.Subscriber{"alice": tn.Subscriber(t, "alice"), carol: tn.Subscriber(t, carol)}
@@ -181,7 +182,7 @@ func TestMarkMessageAction(t *testing.T) {
 
 func TestMarkMessageActionRefused(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn, other := dbtest.NewTenant(t, s, "a"), dbtest.NewTenant(t, s, "b")
 		tpl := tn.Template(t, "welcome")
 		alice, bob := tn.Subscriber(t, "alice"), tn.Subscriber(t, "bob")

@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // endpoint is one authenticated route and a request that succeeds on it with a valid key.
@@ -80,7 +80,7 @@ func unauthenticated(t testing.TB, e endpoint, res response) {
 
 func TestAuthentication(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		msg := tn.Message(t, tn.Subscriber(t, "alice"), tn.Template(t, "welcome"), nil)
 		revoked := dbtest.NewTenant(t, s, "revoked")
@@ -163,7 +163,7 @@ func TestAuthentication(t *testing.T) {
 
 func TestTenancy(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		t.Run("list", func(t *testing.T) {

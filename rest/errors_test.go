@@ -8,13 +8,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 func TestRouting(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		msg := tn.Message(t, tn.Subscriber(t, "alice"), tn.Template(t, "welcome"), nil)
 		a := newAPI(t, s)
@@ -111,7 +111,7 @@ func internalError(t testing.TB, a *api, res response, uri string, graphql bool)
 
 func TestInternalErrors(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		msg := tn.Message(t, tn.Subscriber(t, "alice"), tn.Template(t, "welcome"), nil)
 		a := newAPI(t, s)

@@ -30,6 +30,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // fuzzClock is the fixed time of the fuzzed server, so error timestamps compare exactly.
@@ -320,7 +321,7 @@ func clip(b []byte) []byte {
 // Empty, "." and ".." segments are not sent: clients remove dot segments before sending
 // (RFC 3986 5.2.4), and the mux redirects such paths to their clean form.
 func FuzzActionPath(f *testing.F) {
-	s := dbtest.Open(f, models.DialectSQLite)
+	s := dbtest.Open(f, store.DialectSQLite)
 	own := dbtest.NewTenant(f, s, "own")
 	alice := own.Subscriber(f, "alice")
 	mine := own.Message(f, alice, own.Template(f, "welcome"), nil)
@@ -401,7 +402,7 @@ func FuzzActionPath(f *testing.F) {
 }
 
 // messageRows returns every stored message as JSON, in id order.
-func messageRows(t testing.TB, s *models.Store) []string {
+func messageRows(t testing.TB, s *store.Store) []string {
 	t.Helper()
 	var rows []models.Message
 	if err := s.DB().Order("id").Find(&rows).Error; err != nil {

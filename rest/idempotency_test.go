@@ -25,6 +25,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // idemStart is the harness clock's first reading.
@@ -51,7 +52,7 @@ func (c *idemClock) advance(d time.Duration) {
 // idemAPI serves /v1 and /graphql with the idempotency middleware wired as in production.
 type idemAPI struct {
 	srv   *httptest.Server
-	store *models.Store
+	store *store.Store
 	clock *idemClock
 	idem  *edge.Idempotency
 	// runs counts requests that got past the middleware to the routes.
@@ -63,7 +64,7 @@ type idemAPI struct {
 // when set, to fail them): on /v1 those reaching the routes, on /graphql the operations
 // gqlgen executes, since gqlgen parses every request before the idempotency extension
 // decides whether it runs.
-func newIdemAPI(t testing.TB, s *models.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
+func newIdemAPI(t testing.TB, s *store.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
 	t.Helper()
 	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
 	a := &idemAPI{store: s, clock: clock, idem: edge.NewIdempotency(res, res.Logger, clock.Now, edge.IdempotencyOptions{})}
@@ -174,7 +175,7 @@ func (a *idemAPI) record(t testing.TB, env, key string) *models.IdempotencyKey {
 }
 
 // action loads a message's cta.action as stored.
-func idemAction(t testing.TB, s *models.Store, id string) models.CTAAction {
+func idemAction(t testing.TB, s *store.Store, id string) models.CTAAction {
 	t.Helper()
 	var m models.Message
 	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {
@@ -184,7 +185,7 @@ func idemAction(t testing.TB, s *models.Store, id string) models.CTAAction {
 }
 
 // setAction overwrites a message's cta.action through the store, as another client would.
-func setAction(t testing.TB, s *models.Store, env, subscriberID, id string, typ models.ButtonType, status models.MessageActionStatus) {
+func setAction(t testing.TB, s *store.Store, env, subscriberID, id string, typ models.ButtonType, status models.MessageActionStatus) {
 	t.Helper()
 	if _, err := s.MarkMessageAction(context.Background(), env, models.MarkAction{SubscriberID: subscriberID, MessageID: id, Type: typ, Status: status, Payload: models.JSON(`{"by":"someone else"}`)}); err != nil {
 		t.Fatal(err)
@@ -253,13 +254,13 @@ const idemMutation = `mutation Mark($sub: String!, $id: ID!, $type: ButtonType!,
 // idemFixture is tenant a with subscriber alice, tenant b with its own alice, and a way
 // to make fresh messages so each test starts from a pending one.
 type idemFixture struct {
-	s    *models.Store
+	s    *store.Store
 	a, b *dbtest.Tenant
 	subs map[*dbtest.Tenant]*models.Subscriber
 	tpls map[*dbtest.Tenant]*models.Template
 }
 
-func newIdemFixture(t testing.TB, s *models.Store) *idemFixture {
+func newIdemFixture(t testing.TB, s *store.Store) *idemFixture {
 	t.Helper()
 	f := &idemFixture{s: s, a: dbtest.NewTenant(t, s, "a"), b: dbtest.NewTenant(t, s, "b"),
 		subs: map[*dbtest.Tenant]*models.Subscriber{}, tpls: map[*dbtest.Tenant]*models.Template{}}
@@ -278,7 +279,7 @@ func (f *idemFixture) message(t testing.TB, tn *dbtest.Tenant, typ string) (*mod
 
 func TestIdempotencyREST(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newIdemFixture(t, s)
 		a := newIdemAPI(t, s, &idemClock{now: idemStart}, nil)
 
@@ -509,7 +510,7 @@ func TestIdempotencyREST(t *testing.T) {
 
 func TestIdempotencyGraphQL(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newIdemFixture(t, s)
 		a := newIdemAPI(t, s, &idemClock{now: idemStart}, nil)
 		vars := func(m *models.Message, status string) map[string]any {
@@ -629,7 +630,7 @@ func mustJSON(t testing.TB, v any) []byte {
 // told to retry, and none runs a second time.
 func TestIdempotencyConcurrent(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newIdemFixture(t, s)
 		for _, instances := range []int{1, 2} {
 			name := map[int]string{1: "oneInstance", 2: "twoInstances"}[instances]

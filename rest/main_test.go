@@ -18,8 +18,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"messages/graph"
-	"messages/models"
 	"messages/models/session"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -32,20 +32,20 @@ const clockText = "2025-03-01T09:30:15.250Z"
 // api is the production routes (/v1 and /graphql) served on a real port over one store.
 type api struct {
 	srv   *httptest.Server
-	store *models.Store
+	store *store.Store
 	log   *logBuffer
 }
 
 // newAPI wires the routes through the edge as cmd/server does and serves them until the
 // test ends.
-func newAPI(t testing.TB, s *models.Store) *api {
+func newAPI(t testing.TB, s *store.Store) *api {
 	t.Helper()
 	return newChainAPI(t, s, rest.ChainOptions{GraphQL: graph.HandlerOptions{Introspection: true, Limits: graph.DefaultLimits}})
 }
 
 // newChainAPI serves rest.Chain with o over s, on the fixed clock, logging to the api's
 // log, until the test ends.
-func newChainAPI(t testing.TB, s *models.Store, o rest.ChainOptions) *api {
+func newChainAPI(t testing.TB, s *store.Store, o rest.ChainOptions) *api {
 	t.Helper()
 	log := &logBuffer{}
 	now := func() time.Time { return clock }

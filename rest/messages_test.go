@@ -12,6 +12,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // inbox is tenant a's messages m1..m7 (m7 newest) over three subscribers and four
@@ -26,7 +27,7 @@ type inbox struct {
 // carol is an external subscriber id that needs escaping in a URL.
 const carol = "carol 1/é"
 
-func newInbox(t *testing.T, s *models.Store) *inbox {
+func newInbox(t *testing.T, s *store.Store) *inbox {
 	t.Helper()
 	in := &inbox{a: dbtest.NewTenant(t, s, "a"), b: dbtest.NewTenant(t, s, "b"),
 		subs: map[string]*models.Subscriber{}, msgs: map[string]*models.Message{}, names: map[string]string{}}
@@ -107,7 +108,7 @@ func list(t testing.TB, a *api, key, uri string, names map[string]string) page {
 
 func TestListMessagesFilters(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		all := []string{"m7", "m6", "m5", "m4", "m3", "m2", "m1"}
@@ -158,7 +159,7 @@ func TestListMessagesFilters(t *testing.T) {
 
 func TestListMessagesTransactionEncodings(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		want := page{TotalCount: 4, Data: []string{"m5", "m4", "m3", "m1"}, PageSize: 10}
@@ -193,7 +194,7 @@ func TestListMessagesTransactionEncodings(t *testing.T) {
 // keys stay ignored.
 func TestListMessagesBracketForms(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		for _, tt := range []struct {
@@ -257,7 +258,7 @@ func transactionQuery(n int, key string) string {
 
 func TestListMessagesTransactionCap(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		t.Run("list200HundredTransactions", func(t *testing.T) {
@@ -285,7 +286,7 @@ func TestListMessagesTransactionCap(t *testing.T) {
 
 func TestListMessagesValidation(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		tests := []struct {
@@ -325,7 +326,7 @@ func TestListMessagesValidation(t *testing.T) {
 
 func TestListMessagesPages(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		in := newInbox(t, s)
 		a := newAPI(t, s)
 		tests := []struct {
@@ -362,7 +363,7 @@ func TestListMessagesPages(t *testing.T) {
 
 func TestListMessagesDefaults(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		sub, tpl := tn.Subscriber(t, "alice"), tn.Template(t, "welcome")
 		names := map[string]string{}
@@ -393,7 +394,7 @@ func TestListMessagesDefaults(t *testing.T) {
 
 func TestListMessagesOrder(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		sub, tpl := tn.Subscriber(t, "alice"), tn.Template(t, "welcome")
 		at := func(d time.Duration) models.Time { return models.NewTime(dbtest.Base.Add(d)) }

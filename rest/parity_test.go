@@ -14,6 +14,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // selection returns a GraphQL selection set of every field of the named type, nested
@@ -104,7 +105,7 @@ func graphqlData(t testing.TB, a *api, key, query string, variables map[string]a
 
 func TestParityList(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		r := newRecord(t, s)
 		in := r.tn
 		alice, tpl := in.Subscriber(t, "alice"), in.Template(t, "welcome")
@@ -148,7 +149,7 @@ func TestParityList(t *testing.T) {
 
 func TestParityMarkMessageAction(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		r := newRecord(t, s)
 		a := newAPI(t, s)
 		mutation := `mutation($subscriberId: String!, $messageId: ID!, $type: ButtonType!, $status: MessageActionStatus!, $payload: JSON) {

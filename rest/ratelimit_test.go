@@ -21,8 +21,8 @@ import (
 
 	"messages/cmd/server/edge"
 	"messages/graph"
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -34,7 +34,7 @@ type limitedAPI struct {
 }
 
 // newLimitedAPI serves /v1 and /graphql over s, limited by a limiter built from o.
-func newLimitedAPI(t testing.TB, s *models.Store, o edge.RateLimitOptions) *limitedAPI {
+func newLimitedAPI(t testing.TB, s *store.Store, o edge.RateLimitOptions) *limitedAPI {
 	t.Helper()
 	log := &logBuffer{}
 	logger := slog.New(slog.NewTextHandler(log, nil))
@@ -106,7 +106,7 @@ const gqlCount = `{ messages { totalCount } }`
 // one instant get 429 with Retry-After and the error body; a second later one token is
 // back. /v1 and /graphql draw from the same bucket.
 func TestRateLimitHeadersAndRefusal(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
 		clk := dbtest.NewClock(clock)
 		a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 3, Now: clk.Now})
@@ -154,7 +154,7 @@ func TestRateLimitHeadersAndRefusal(t *testing.T) {
 // TestRateLimitRetryAfterRoundsUp: a refusal waits whole seconds, at least one, for the
 // next token, however slow the rate.
 func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	clk := dbtest.NewClock(clock)
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 0.4, Burst: 1, Now: clk.Now})
@@ -171,7 +171,7 @@ func TestRateLimitRetryAfterRoundsUp(t *testing.T) {
 
 // TestRateLimitDefaults: zero options mean 50 per second with a burst of 100.
 func TestRateLimitDefaults(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{})
 	res := a.get(t, tn.Key, "/v1/messages")
@@ -187,7 +187,7 @@ func TestRateLimitDefaults(t *testing.T) {
 // TestRateLimitEnvironmentsIndependent: one tenant spending its bucket leaves another's
 // untouched.
 func TestRateLimitEnvironmentsIndependent(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	acme, globex := dbtest.NewTenant(t, s, "acme"), dbtest.NewTenant(t, s, "globex")
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: dbtest.NewClock(clock).Now})
 	for range 2 {
@@ -212,7 +212,7 @@ func TestRateLimitEnvironmentsIndependent(t *testing.T) {
 // TestRateLimitUnauthenticatedNotCounted: 401s carry no rate-limit fields and take no
 // token from anyone.
 func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 2, Now: dbtest.NewClock(clock).Now})
 	for _, e := range endpoints("0123456789abcdef01234567") {
@@ -236,7 +236,7 @@ func TestRateLimitUnauthenticatedNotCounted(t *testing.T) {
 // TestRateLimitConcurrentBurst: of many simultaneous requests in one instant, exactly
 // burst pass.
 func TestRateLimitConcurrentBurst(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 5, Now: dbtest.NewClock(clock).Now})
 	if got := statusCounts(t, 20, func() int { return a.get(t, tn.Key, "/v1/messages?limit=1").status }); !cmp.Equal(got, map[int]int{200: 5, 429: 15}) {
@@ -312,7 +312,7 @@ func redisPrefix(t testing.TB, client *redis.Client) string {
 // environment, on both dialects.
 func TestRateLimitRedisSharedBucket(t *testing.T) {
 	url, client := redisURL(t)
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "acme")
 		// 100 s per token: nothing refills while the test runs.
 		o := edge.RateLimitOptions{Rate: 0.01, Burst: 3, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
@@ -361,7 +361,7 @@ func TestRateLimitRedisSharedBucket(t *testing.T) {
 // exactly burst times in all.
 func TestRateLimitRedisConcurrentBurst(t *testing.T) {
 	url, client := redisURL(t)
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	o := edge.RateLimitOptions{Rate: 0.01, Burst: 5, RedisURL: url, RedisKeyPrefix: redisPrefix(t, client), RedisTimeout: 2 * time.Second}
 	a, b := newLimitedAPI(t, s, o), newLimitedAPI(t, s, o)
@@ -382,7 +382,7 @@ func TestRateLimitRedisConcurrentBurst(t *testing.T) {
 // TestRateLimitRedisDownFailsOpen: with Redis unreachable every request passes, without
 // rate-limit fields, and the log holds one warning, not one per request.
 func TestRateLimitRedisDownFailsOpen(t *testing.T) {
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	// Port 1 is closed; the password must not reach the log.
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{Rate: 1, Burst: 1, RedisURL: "redis://:s3cret@127.0.0.1:1/0"})
@@ -430,7 +430,7 @@ func TestRateLimitRedisSlowFailsOpen(t *testing.T) {
 			conns.Go(func() { defer c.Close(); _, _ = io.Copy(io.Discard, c) })
 		}
 	})
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "acme")
 	a := newLimitedAPI(t, s, edge.RateLimitOptions{RedisURL: "redis://" + ln.Addr().String(), RedisTimeout: 50 * time.Millisecond})
 	// A hang would outlast this deadline by far; the Redis timeout is 50 ms.

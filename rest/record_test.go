@@ -13,6 +13,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // record is one tenant's fully populated message, a bare one without a template, and a
@@ -24,7 +25,7 @@ type record struct {
 	full, bare, bareT *models.Message
 }
 
-func newRecord(t *testing.T, s *models.Store) *record {
+func newRecord(t *testing.T, s *store.Store) *record {
 	t.Helper()
 	r := &record{tn: dbtest.NewTenant(t, s, "a")}
 	env := r.tn.Env
@@ -297,7 +298,7 @@ const bareTemplateRecord = `{
 
 func TestMessageRecord(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		r := newRecord(t, s)
 		a := newAPI(t, s)
 		env := map[string]string{"env": r.tn.Env.ID, "org": r.tn.Env.OrganizationID}
@@ -331,7 +332,7 @@ func TestMessageRecord(t *testing.T) {
 
 func TestMessageRecordFreeFormBytes(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		r := newRecord(t, s)
 		a := newAPI(t, s)
 		raw, _ := fetch(t, a, r.tn.Key, "txn-1")
@@ -357,7 +358,7 @@ func TestMessageRecordFreeFormBytes(t *testing.T) {
 
 func TestMessageRecordKeyOrder(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		r := newRecord(t, s)
 		a := newAPI(t, s)
 		raw, _ := fetch(t, a, r.tn.Key, "txn-1")

@@ -9,13 +9,14 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // The session exchange and what a session may do on /v1, every answer validated against
 // the OpenAPI document (a.do does).
 func TestSessionRoutes(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "sessions")
 		alice, bob, tpl := tn.Subscriber(t, "alice"), tn.Subscriber(t, "bob"), tn.Template(t, "welcome")
 		mine, theirs := tn.Message(t, alice, tpl, nil), tn.Message(t, bob, tpl, nil)

@@ -6,8 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // The two requests an inbox sends most, through the whole chain (authentication, rate
@@ -16,7 +16,7 @@ import (
 // its UPDATE and the read of the record it returns (both in one transaction).
 func TestSteadyStateStatements(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "steady")
 		sub, tpl := tn.Subscriber(t, "alice"), tn.Template(t, "welcome")
 		var ids []string

@@ -19,6 +19,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // encoded is a page as writeJSON writes it: what /v1 answered before pages were streamed.
@@ -99,7 +100,7 @@ func TestWritePageIsWriteJSON(t *testing.T) {
 // a template) streams as writeJSON writes it, and so through the edge, gzipped or not.
 func TestListMessagesStreamsTheEncodedPage(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "stream")
 		dbtest.Seed(t, s, seed.Options{Seed: 3, EnvironmentID: tn.Env.ID, Messages: 1000, Subscribers: 50, Templates: 7})
 		now := func() time.Time { return dbtest.Base }

@@ -13,6 +13,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestTimeoutUnavailable(t *testing.T) {
 	t.Parallel()
 	const deadline = 300 * time.Millisecond
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "a")
 		msg := tn.Message(t, tn.Subscriber(t, "alice"), tn.Template(t, "welcome"), nil)
 		a := newTimeoutAPI(t, s, deadline)
@@ -69,7 +70,7 @@ func TestTimeoutUnavailable(t *testing.T) {
 // its errors array and SERVICE_UNAVAILABLE.
 func TestTimeoutUnavailableGraphQL(t *testing.T) {
 	t.Parallel()
-	s := dbtest.Open(t, models.DialectSQLite)
+	s := dbtest.Open(t, store.DialectSQLite)
 	tn := dbtest.NewTenant(t, s, "a")
 	a := newTimeoutAPI(t, s, 200*time.Millisecond)
 	tx := s.DB().Begin()
@@ -98,7 +99,7 @@ func TestTimeoutUnavailableGraphQL(t *testing.T) {
 }
 
 // newTimeoutAPI is newAPI's routes with a request deadline of d.
-func newTimeoutAPI(t testing.TB, s *models.Store, d time.Duration) *api {
+func newTimeoutAPI(t testing.TB, s *store.Store, d time.Duration) *api {
 	t.Helper()
 	a := newChainAPI(t, s, rest.ChainOptions{Timeout: d, GraphQL: graph.HandlerOptions{Limits: graph.DefaultLimits}})
 	a.srv.Client().Timeout = d + 10*time.Second
@@ -135,7 +136,7 @@ func unavailable(t testing.TB, a *api, res response, uri string) map[string]any 
 }
 
 // stored reads a message straight from the database, bypassing the API.
-func stored(t testing.TB, s *models.Store, id string) models.Message {
+func stored(t testing.TB, s *store.Store, id string) models.Message {
 	t.Helper()
 	var m models.Message
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

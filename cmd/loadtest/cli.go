@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"messages/models/store"
 	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/urfave/cli/v3"
-
-	"messages/models"
 )
 
 // description is the part of `loadtest --help` that no flag carries.
@@ -228,7 +227,7 @@ func settingsOf(cmd *cli.Command) []setting {
 		case name == "api-key":
 			s.value = "xxxxx"
 		case name == "database-url":
-			s.value = models.RedactURL(s.value)
+			s.value = store.RedactURL(s.value)
 		}
 		out = append(out, s)
 	}

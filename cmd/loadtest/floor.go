@@ -7,10 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"messages/models/store"
 	"strings"
 	"time"
-
-	"messages/models"
 )
 
 // The raw floors: the pages of the REST and GraphQL scenarios read with plain
@@ -91,9 +90,9 @@ type rawFloor struct {
 }
 
 // openFloorDB opens the server's database with the server's own driver settings
-// (models.MySQLDSN), so the floor and the server differ only in what runs above the driver.
+// (store.MySQLDSN), so the floor and the server differ only in what runs above the driver.
 func openFloorDB(ctx context.Context, databaseURL string, conns int) (*sql.DB, error) {
-	dsn, err := models.MySQLDSN(databaseURL)
+	dsn, err := store.MySQLDSN(databaseURL)
 	if err != nil {
 		return nil, err
 	}

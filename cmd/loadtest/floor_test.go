@@ -10,6 +10,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // TestFloorPagesMatchTheStore checks that every floor reads the page the server returns:
@@ -17,16 +18,16 @@ import (
 // compares equal work.
 func TestFloorPagesMatchTheStore(t *testing.T) {
 	ctx := t.Context()
-	url := dbtest.URL(t, models.DialectMySQL)
-	store, err := models.Open(ctx, url, models.DefaultPool)
+	url := dbtest.URL(t, store.DialectMySQL)
+	st, err := store.Open(ctx, url, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Migrate(ctx); err != nil {
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := seed.Generate(ctx, store, seed.Options{Seed: 3, Messages: 400, Subscribers: 12, Templates: 4})
+	stats, err := seed.Generate(ctx, st, seed.Options{Seed: 3, Messages: 400, Subscribers: 12, Templates: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +42,12 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first, err := store.ListMessages(ctx, env, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything)
+	first, err := st.ListMessages(ctx, env, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A marked message: its state lives beside the cta document and is folded into it.
-	if _, err := store.MarkMessageAction(ctx, env, models.MarkAction{SubscriberID: inbox, MessageID: first.Data[1].ID,
+	if _, err := st.MarkMessageAction(ctx, env, models.MarkAction{SubscriberID: inbox, MessageID: first.Data[1].ID,
 		Type: models.ButtonPrimary, Status: models.ActionDone, Payload: models.JSON(`{"choice":"<yes>"}`)}); err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +80,7 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.floor, func(t *testing.T) {
-			want, err := store.ListMessages(ctx, env, tt.filter, tt.page, tt.opts)
+			want, err := st.ListMessages(ctx, env, tt.filter, tt.page, tt.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

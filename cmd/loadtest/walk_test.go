@@ -19,9 +19,9 @@ import (
 
 	"messages/cmd/server/edge"
 	"messages/graph"
-	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -45,7 +45,7 @@ func walk(t *testing.T, args ...string) (int, walkReport, string) {
 // cmd/server mounts them) reads every seeded message once, in order, and ends on the
 // page that says hasMore: false.
 func TestWalkRealServer(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "walk")
 		dbtest.Seed(t, s, seed.Options{Seed: 5, EnvironmentID: tn.Env.ID, Messages: 1_050, Subscribers: 20, Templates: 3})
 		res := &graph.Resolver{Store: s, Logger: slog.New(slog.DiscardHandler), Now: time.Now}

@@ -10,9 +10,9 @@ import (
 
 	"github.com/urfave/cli/v3"
 
-	"messages/models"
 	"messages/models/jsonl"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 func (a *app) migrateCommand() *cli.Command {
@@ -30,7 +30,7 @@ is refused: to go back to an older binary, run "migrate down" with the newer one
 				Name:  "up",
 				Usage: "apply every pending migration",
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+					return a.withDatabase(ctx, cmd, func(s *store.Store) error {
 						applied, err := s.MigrateUp(ctx)
 						for _, m := range applied {
 							fmt.Fprintf(a.stderr, "applied %d %s\n", m.Version, m.Name)
@@ -49,7 +49,7 @@ is refused: to go back to an older binary, run "migrate down" with the newer one
 it. Every command but migrate applies pending migrations again, serve included, so
 deploy the older binary before starting anything else.`,
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+					return a.withDatabase(ctx, cmd, func(s *store.Store) error {
 						m, err := s.MigrateDown(ctx)
 						if err != nil {
 							return err
@@ -63,7 +63,7 @@ deploy the older binary before starting anything else.`,
 				Name:  "status",
 				Usage: "list every migration: version, name, applied or pending, and when (changes nothing)",
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+					return a.withDatabase(ctx, cmd, func(s *store.Store) error {
 						status, err := s.MigrationStatus(ctx)
 						if err != nil {
 							return err
@@ -88,7 +88,7 @@ deploy the older binary before starting anything else.`,
 							return err
 						}
 						if newest > binary {
-							fmt.Fprintln(a.stderr, "note:", &models.SchemaTooNewError{Database: newest, Binary: binary})
+							fmt.Fprintln(a.stderr, "note:", &store.SchemaTooNewError{Database: newest, Binary: binary})
 						}
 						return nil
 					})
@@ -99,7 +99,7 @@ deploy the older binary before starting anything else.`,
 }
 
 // printVersion tells, on stderr, the schema version the database is at now.
-func (a *app) printVersion(ctx context.Context, s *models.Store, what string) error {
+func (a *app) printVersion(ctx context.Context, s *store.Store, what string) error {
 	status, err := s.MigrationStatus(ctx)
 	if err != nil {
 		return err
@@ -131,7 +131,7 @@ func (a *app) apikeyCommand() *cli.Command {
 					&cli.StringFlag{Name: "name", Usage: "label shown by apikey list"},
 				},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withStore(ctx, cmd, func(s *models.Store) error {
+					return a.withStore(ctx, cmd, func(s *store.Store) error {
 						envID := cmd.String("environment-id")
 						if _, err := s.EnsureEnvironment(ctx, envID, cmd.String("organization-id"), ""); err != nil {
 							return err
@@ -151,7 +151,7 @@ func (a *app) apikeyCommand() *cli.Command {
 				Usage: "list keys (never the keys themselves: id, environment, name, last 4 characters, state)",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "environment-id", Usage: "only this environment's keys"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withStore(ctx, cmd, func(s *models.Store) error {
+					return a.withStore(ctx, cmd, func(s *store.Store) error {
 						keys, err := s.ListAPIKeys(ctx, cmd.String("environment-id"))
 						if err != nil {
 							return err
@@ -177,7 +177,7 @@ func (a *app) apikeyCommand() *cli.Command {
 					if cmd.Args().Len() != 1 {
 						return usageError{fmt.Errorf("apikey revoke takes one KEY_ID")}
 					}
-					return a.withStore(ctx, cmd, func(s *models.Store) error {
+					return a.withStore(ctx, cmd, func(s *store.Store) error {
 						if err := s.RevokeAPIKey(ctx, cmd.Args().First()); err != nil {
 							return err
 						}
@@ -205,7 +205,7 @@ func (a *app) importCommand() *cli.Command {
 				defer f.Close()
 				r = f
 			}
-			return a.withStore(ctx, cmd, func(s *models.Store) error {
+			return a.withStore(ctx, cmd, func(s *store.Store) error {
 				p := newProgress(a.stderr, -1, "importing")
 				stats, err := jsonl.Import(ctx, s, r, p.set)
 				p.done()
@@ -226,7 +226,7 @@ func (a *app) exportCommand() *cli.Command {
 		Usage: "write an environment's messages as JSON Lines on stdout (the import format)",
 		Flags: []cli.Flag{&cli.StringFlag{Name: "environment-id", Usage: "environment to export", Required: true}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
-			return a.withStore(ctx, cmd, func(s *models.Store) error {
+			return a.withStore(ctx, cmd, func(s *store.Store) error {
 				p := newProgress(a.stderr, -1, "exporting")
 				n, err := jsonl.Export(ctx, s, cmd.String("environment-id"), a.stdout, p.set)
 				p.done()
@@ -257,7 +257,7 @@ func (a *app) seedCommand() *cli.Command {
 			if n < 0 || cmd.Int("subscribers") < 1 || cmd.Int("templates") < 1 {
 				return usageError{fmt.Errorf("--messages must be >= 0, --subscribers and --templates >= 1")}
 			}
-			return a.withStore(ctx, cmd, func(s *models.Store) error {
+			return a.withStore(ctx, cmd, func(s *store.Store) error {
 				p := newProgress(a.stderr, n, "seeding")
 				start := time.Now()
 				stats, err := seed.Generate(ctx, s, seed.Options{
@@ -277,13 +277,13 @@ func (a *app) seedCommand() *cli.Command {
 
 // withDatabase opens the database without migrating it, for the migrate commands. GORM
 // logs as serve does, on stderr.
-func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
+func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*store.Store) error) error {
 	c, err := loadConfig(cmd)
 	if err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	s, err := models.Open(openCtx, c.databaseURL, c.pool, models.WithLogger(newLogger(a.stderr, c)))
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, store.WithLogger(newLogger(a.stderr, c)))
 	cancel()
 	if err != nil {
 		return err
@@ -294,8 +294,8 @@ func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*models
 }
 
 // withStore opens and migrates the database for one admin task.
-func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*models.Store) error) error {
-	return a.withDatabase(ctx, cmd, func(s *models.Store) error {
+func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*store.Store) error) error {
+	return a.withDatabase(ctx, cmd, func(s *store.Store) error {
 		migrateCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := s.Migrate(migrateCtx)
 		cancel()

@@ -2,10 +2,9 @@ package main
 
 import (
 	"fmt"
+	"messages/models/store"
 
 	"github.com/urfave/cli/v3"
-
-	"messages/models"
 )
 
 // config is the configuration shared by every subcommand: flags win over environment
@@ -15,7 +14,7 @@ type config struct {
 	defaultDB     bool
 	appEnv        string
 	introspection bool
-	pool          models.PoolOptions
+	pool          store.PoolOptions
 	// settings is every flag's effective value and where it came from, for serve to log.
 	settings []setting
 }
@@ -33,9 +32,9 @@ func (a *app) command() *cli.Command {
 		DefaultCommand:  "serve",
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db (several hosts of one cluster: host1:3306,host2:3306) or sqlite:path", Value: models.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
+			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db (several hosts of one cluster: host1:3306,host2:3306) or sqlite:path", Value: store.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
 			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
-			&cli.IntFlag{Name: "db-max-open-conns", Usage: "MySQL connection pool size", Value: models.DefaultPool.MaxOpenConns, Sources: cli.EnvVars("DB_MAX_OPEN_CONNS")},
+			&cli.IntFlag{Name: "db-max-open-conns", Usage: "MySQL connection pool size", Value: store.DefaultPool.MaxOpenConns, Sources: cli.EnvVars("DB_MAX_OPEN_CONNS")},
 		},
 		Commands: []*cli.Command{
 			a.serveCommand(),
@@ -54,10 +53,10 @@ func loadConfig(cmd *cli.Command) (config, error) {
 		databaseURL: cmd.String("database-url"),
 		defaultDB:   !cmd.IsSet("database-url"),
 		appEnv:      cmd.String("app-env"),
-		pool:        models.DefaultPool,
+		pool:        store.DefaultPool,
 		settings:    settingsOf(cmd),
 	}
-	if err := models.CheckDatabaseURL(c.databaseURL); err != nil {
+	if err := store.CheckDatabaseURL(c.databaseURL); err != nil {
 		return c, usageError{err}
 	}
 	if c.appEnv != "development" && c.appEnv != "production" {

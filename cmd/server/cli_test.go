@@ -14,8 +14,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/urfave/cli/v3"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // statusRows reads the table `migrate status` prints: version -> "name state".
@@ -110,7 +110,7 @@ func newerSchema(t *testing.T, dialect string) (url string, binary, database int
 	t.Helper()
 	url = dbtest.URL(t, dialect)
 	ctx := context.Background()
-	s, err := models.Open(ctx, url, models.DefaultPool)
+	s, err := store.Open(ctx, url, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +359,7 @@ func TestServeLogsConfiguration(t *testing.T) {
 	want := map[string]setting{
 		"DATABASE_URL":      {"mysql://app:xxxxx@127.0.0.1:1/messages", "environment"},
 		"APP_ENV":           {"production", "environment"},
-		"DB_MAX_OPEN_CONNS": {fmt.Sprint(models.DefaultPool.MaxOpenConns), "default"},
+		"DB_MAX_OPEN_CONNS": {fmt.Sprint(store.DefaultPool.MaxOpenConns), "default"},
 		"ADDR":              {"127.0.0.1:0", "flag"},
 		"RATE_BURST":        {"11", "flag"},
 		"REDIS_URL":         {"redis://:xxxxx@127.0.0.1:1/0", "environment"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"messages/models/store"
 	"net/url"
 	"os"
 	"slices"
@@ -13,8 +14,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v3"
-
-	"messages/models"
 )
 
 // rootDescription is the part of `server --help` that no flag carries.
@@ -242,7 +241,7 @@ func mask(name, value string) string {
 		if _, err := url.Parse(value); err != nil {
 			return "xxxxx (not a valid URL)"
 		}
-		return models.RedactURL(value)
+		return store.RedactURL(value)
 	}
 	return value
 }

@@ -2,12 +2,11 @@ package main
 
 import (
 	"io"
+	"messages/models/store"
 	"net/http"
 	"os"
 	"strings"
 	"testing"
-
-	"messages/models"
 )
 
 // corsRequest sends method to path from origin; a preflight asks for a POST with the
@@ -63,7 +62,7 @@ func preflightRefused(t *testing.T, base, path, origin string) {
 }
 
 func TestCORS(t *testing.T) {
-	w := newSessionWorld(t, models.DialectSQLite, "--cors-allowed-origins", "https://app.example.com, https://admin.example.com")
+	w := newSessionWorld(t, store.DialectSQLite, "--cors-allowed-origins", "https://app.example.com, https://admin.example.com")
 	for _, path := range []string{"/graphql", "/v1/messages", "/v1/inbox/session"} {
 		t.Run("preflight204AllowedOrigin"+path, func(t *testing.T) {
 			res := corsRequest(t, w.srv.base, http.MethodOptions, path, "https://app.example.com", "")
@@ -114,7 +113,7 @@ func TestCORS(t *testing.T) {
 // In production without CORS_ALLOWED_ORIGINS every preflight is refused with 403 before
 // authentication; requests with a key still work and carry no CORS header.
 func TestCORSProductionWithoutOrigins(t *testing.T) {
-	w := newSessionWorld(t, models.DialectSQLite)
+	w := newSessionWorld(t, store.DialectSQLite)
 	for _, path := range []string{"/graphql", "/v1/messages", "/v1/inbox/session"} {
 		t.Run("preflight403"+path, func(t *testing.T) {
 			preflightRefused(t, w.srv.base, path, "https://app.example.com")

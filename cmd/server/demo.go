@@ -10,6 +10,7 @@ import (
 
 	"messages/models"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // The demo environment a first run loads, with fixed ids so restarts find it again.
@@ -22,7 +23,7 @@ const (
 // ensureDemo loads a small demo environment into an empty embedded database and returns
 // its API key. The key is kept in a file beside the database (the database holds only its
 // hash), so it stays the same across restarts.
-func ensureDemo(ctx context.Context, s *models.Store, databaseURL string) (string, error) {
+func ensureDemo(ctx context.Context, s *store.Store, databaseURL string) (string, error) {
 	if _, err := s.EnsureEnvironment(ctx, demoEnvironmentID, demoOrganizationID, "Demo"); err != nil {
 		return "", err
 	}

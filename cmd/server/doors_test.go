@@ -19,6 +19,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/session"
+	"messages/models/store"
 )
 
 // The hostile suite: every guard a request passes holds on every door (a request, each
@@ -37,7 +38,7 @@ type doorsWorld struct {
 
 func newDoorsWorld(t *testing.T, serveArgs ...string) *doorsWorld {
 	t.Helper()
-	w := &doorsWorld{sessionWorld: newSessionWorld(t, models.DialectMySQL, serveArgs...)}
+	w := &doorsWorld{sessionWorld: newSessionWorld(t, store.DialectMySQL, serveArgs...)}
 	ctx := context.Background()
 	spare, rec, err := w.store.CreateAPIKey(ctx, w.env.ID, "spare")
 	if err != nil {
@@ -381,9 +382,9 @@ func TestDoorsEventStreamIdempotencyKey(t *testing.T) {
 }
 
 // holdRowLock locks message id's row in a transaction of the test's own until release.
-func holdRowLock(t *testing.T, store *models.Store, id string) (release func()) {
+func holdRowLock(t *testing.T, st *store.Store, id string) (release func()) {
 	t.Helper()
-	tx := store.DB().Begin()
+	tx := st.DB().Begin()
 	if err := tx.Exec("SELECT id FROM messages WHERE id = ? FOR UPDATE", id).Error; err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/session"
+	"messages/models/store"
 )
 
 // eventsQuery selects what the inbox shows of an event.
@@ -303,7 +304,7 @@ func TestMessageEventsAcrossInstancesAndTransports(t *testing.T) {
 // A socket's connection_init counts against the environment's rate limit like a
 // request: past the burst, sockets are refused with 4429 and nothing else happens.
 func TestMessageEventsRateLimited(t *testing.T) {
-	w := newSessionWorld(t, models.DialectSQLite, "--rate-limit", "0.001", "--rate-burst", "3")
+	w := newSessionWorld(t, store.DialectSQLite, "--rate-limit", "0.001", "--rate-burst", "3")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var refused *gqlclient.CloseError

@@ -19,6 +19,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // faultProxy is toxiproxy, run in process on loopback, between the service and MariaDB.
@@ -228,7 +229,7 @@ func eventually(t *testing.T, within time.Duration, what string, f func() bool) 
 }
 
 // storedMessage reads a message straight from MariaDB, bypassing proxy and service.
-func storedMessage(t *testing.T, s *models.Store, id string) models.Message {
+func storedMessage(t *testing.T, s *store.Store, id string) models.Message {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -300,16 +301,16 @@ func jsonEqual(t *testing.T, a, b []byte) bool {
 // started while it is down, and a restart.
 func TestDatabaseFaults(t *testing.T) {
 	const requestTimeout = 3 * time.Second
-	direct := dbtest.URL(t, models.DialectMySQL)
-	store, err := models.Open(context.Background(), direct, models.DefaultPool)
+	direct := dbtest.URL(t, store.DialectMySQL)
+	st, err := store.Open(context.Background(), direct, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Migrate(context.Background()); err != nil {
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	tn := dbtest.NewTenant(t, store, "faults")
+	tn := dbtest.NewTenant(t, st, "faults")
 	sub := tn.Subscriber(t, "alice")
 	msg := tn.Message(t, sub, tn.Template(t, "welcome"), nil)
 
@@ -331,12 +332,12 @@ func TestDatabaseFaults(t *testing.T) {
 	t.Run("mark503WhenCutWaitingForRowLock", func(t *testing.T) {
 		// A transaction of the test's own holds the row, so the mark is certainly inside
 		// its transaction, waiting for the row lock in its UPDATE, when the proxy cuts it.
-		lock := store.DB().Begin()
+		lock := st.DB().Begin()
 		if err := lock.Exec("SELECT id FROM messages WHERE id = ? FOR UPDATE", msg.ID).Error; err != nil {
 			t.Fatal(err)
 		}
 		defer lock.Rollback()
-		before := storedMessage(t, store, msg.ID)
+		before := storedMessage(t, st, msg.ID)
 		m := mark{"secondary", "done", `{"locked":true}`}
 		done := make(chan reply, 1)
 		go func() {
@@ -344,7 +345,7 @@ func TestDatabaseFaults(t *testing.T) {
 		}()
 		eventually(t, 5*time.Second, "the mark waiting for the row lock", func() bool {
 			var n int64
-			err := store.DB().Raw("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'UPDATE messages%' AND ID <> CONNECTION_ID()").Scan(&n).Error
+			err := st.DB().Raw("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE 'UPDATE messages%' AND ID <> CONNECTION_ID()").Scan(&n).Error
 			return err == nil && n > 0
 		})
 		proxy.down()
@@ -354,7 +355,7 @@ func TestDatabaseFaults(t *testing.T) {
 		if err := lock.Rollback().Error; err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(before, storedMessage(t, store, msg.ID)); diff != "" {
+		if diff := cmp.Diff(before, storedMessage(t, st, msg.ID)); diff != "" {
 			t.Errorf("the cut mark changed the message (-before +after):\n%s", diff)
 		}
 	})
@@ -376,7 +377,7 @@ func TestDatabaseFaults(t *testing.T) {
 		}
 		for i, frac := range []float64{0.1, 0.3, 0.5, 0.7} {
 			m := mark{[]string{"secondary", "primary"}[i%2], []string{"pending", "done"}[i%2], fmt.Sprintf(`{"cut":%d}`, i)}
-			before := storedMessage(t, store, msg.ID)
+			before := storedMessage(t, st, msg.ID)
 			done := make(chan reply, 1)
 			go func() {
 				done <- send(t, http.MethodPost, srv.base+m.path(sub.SubscriberID, msg.ID), tn.Key, m.body())
@@ -386,7 +387,7 @@ func TestDatabaseFaults(t *testing.T) {
 			r := answeredBeforeDeadline(t, done, requestTimeout)
 			proxy.up(t)
 			unavailable503(t, fmt.Sprintf("mark cut at %.0f%% of %s", frac*100, full), r)
-			after := storedMessage(t, store, msg.ID)
+			after := storedMessage(t, st, msg.ID)
 			wholeOrNothing(t, before, after, m)
 			t.Logf("cut at %.0f%% of %s: 503, message %s", frac*100, full, map[bool]string{true: "unchanged", false: "fully changed"}[cmp.Equal(before.CTA, after.CTA)])
 		}
@@ -395,7 +396,7 @@ func TestDatabaseFaults(t *testing.T) {
 	t.Run("requests503FastWhileDown", func(t *testing.T) {
 		proxy.down()
 		defer proxy.up(t)
-		before := storedMessage(t, store, msg.ID)
+		before := storedMessage(t, st, msg.ID)
 		m := mark{"primary", "pending", `{"down":true}`}
 		for _, c := range []struct{ what, method, url, body string }{
 			{"list", http.MethodGet, list, ""},
@@ -416,7 +417,7 @@ func TestDatabaseFaults(t *testing.T) {
 		if r := send(t, http.MethodGet, srv.base+"/healthz", "", ""); r.status != http.StatusOK {
 			t.Errorf("/healthz while down: %d %s, want 200", r.status, r.body)
 		}
-		if diff := cmp.Diff(before, storedMessage(t, store, msg.ID)); diff != "" {
+		if diff := cmp.Diff(before, storedMessage(t, st, msg.ID)); diff != "" {
 			t.Errorf("refused requests changed the message (-before +after):\n%s", diff)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // galeraCountsAndEvents checks, on the cluster TestGalera runs, what issues 11 and 12
@@ -18,8 +19,8 @@ import (
 // with the rows; and the change feed of an instance on node 1 sees a mark made through
 // node 3 and a row inserted with plain SQL on node 3, though their commits reach node 1
 // after they were stamped.
-func galeraCountsAndEvents(t *testing.T, store1 *models.Store, url3 string, instances []*running, apiKey, env, messageID, subscriberID string) {
-	store3, err := models.Open(context.Background(), url3, models.DefaultPool)
+func galeraCountsAndEvents(t *testing.T, store1 *store.Store, url3 string, instances []*running, apiKey, env, messageID, subscriberID string) {
+	store3, err := store.Open(context.Background(), url3, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // TestGaleraOperations runs what an operator does to a 3-node Galera cluster, where
@@ -37,9 +38,9 @@ func TestGaleraOperations(t *testing.T) {
 }
 
 // openOn opens a store through DATABASE_URL url, closed when the test ends.
-func openOn(t *testing.T, url string, pool models.PoolOptions) *models.Store {
+func openOn(t *testing.T, url string, pool store.PoolOptions) *store.Store {
 	t.Helper()
-	s, err := models.Open(context.Background(), url, pool)
+	s, err := store.Open(context.Background(), url, pool)
 	if err != nil {
 		t.Fatalf("open %s: %v", url, err)
 	}
@@ -53,13 +54,13 @@ func openOn(t *testing.T, url string, pool models.PoolOptions) *models.Store {
 // and lets both apply the same migration; the lease row serialises them.
 func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int) {
 	ctx := context.Background()
-	stores := []*models.Store{openOn(t, g.Node(1).URL(name), models.DefaultPool), openOn(t, g.Node(3).URL(name), models.DefaultPool)}
+	stores := []*store.Store{openOn(t, g.Node(1).URL(name), store.DefaultPool), openOn(t, g.Node(3).URL(name), store.DefaultPool)}
 	for range back {
 		if _, err := stores[0].MigrateDown(ctx); err != nil {
 			t.Fatalf("roll back: %v", err)
 		}
 	}
-	applied := make([][]models.Migration, len(stores))
+	applied := make([][]store.Migration, len(stores))
 	errs := make([]error, len(stores))
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
@@ -77,7 +78,7 @@ func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int
 		}
 	}
 	t.Logf("node 1 applied %d migrations, node 3 %d", len(applied[0]), len(applied[1]))
-	status, err := openOn(t, g.Node(2).URL(name), models.DefaultPool).MigrationStatus(ctx)
+	status, err := openOn(t, g.Node(2).URL(name), store.DefaultPool).MigrationStatus(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +106,7 @@ func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int
 func galeraUnsyncedNode(t *testing.T, g *dbtest.Galera, name string) {
 	n1, n2 := g.Node(1), g.Node(2)
 	url := strings.Replace(n1.URL(name), n1.Addr(), n1.Addr()+","+n2.Addr(), 1)
-	pool := models.PoolOptions{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: time.Second, ConnMaxIdleTime: time.Second}
+	pool := store.PoolOptions{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: time.Second, ConnMaxIdleTime: time.Second}
 	s := openOn(t, url, pool)
 	// ports asks as many connections as the pool holds which node they are on.
 	ports := func() ([]int, error) {
@@ -159,7 +160,7 @@ func galeraImportChunked(t *testing.T, g *dbtest.Galera, name string) {
 	ctx := context.Background()
 	const env, lines = "670000000000000000000014", 5000
 	t.Setenv("APP_ENV", "production")
-	t.Setenv("DATABASE_URL", dbtest.URL(t, models.DialectSQLite))
+	t.Setenv("DATABASE_URL", dbtest.URL(t, store.DialectSQLite))
 	if code, _, stderr := runCLI(t, "", "seed", "--seed", "14", "--messages", fmt.Sprint(lines), "--subscribers", "50", "--templates", "5", "--environment-id", env); code != 0 {
 		t.Fatalf("seed: %s", stderr)
 	}
@@ -176,7 +177,7 @@ func galeraImportChunked(t *testing.T, g *dbtest.Galera, name string) {
 		g.Exec(n, "SET GLOBAL wsrep_max_ws_rows = 500")
 		t.Cleanup(func() { g.Exec(n, "SET GLOBAL wsrep_max_ws_rows = 0") })
 	}
-	store2 := openOn(t, g.Node(2).URL(name), models.DefaultPool)
+	store2 := openOn(t, g.Node(2).URL(name), store.DefaultPool)
 	if err := store2.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +190,7 @@ func galeraImportChunked(t *testing.T, g *dbtest.Galera, name string) {
 	}
 	t.Logf("one transaction of 600 rows: %v", err)
 
-	store1 := openOn(t, g.Node(1).URL(name), models.DefaultPool)
+	store1 := openOn(t, g.Node(1).URL(name), store.DefaultPool)
 	want := dbtest.ExportedMessages(t, []byte(export))
 	for _, run := range []string{"first", "again"} {
 		t.Setenv("DATABASE_URL", g.Node(2).URL(name))

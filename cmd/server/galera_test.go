@@ -18,6 +18,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // galeraClient bounds every request of the Galera suite.
@@ -79,7 +80,7 @@ func TestGalera(t *testing.T) {
 	name := g.CreateDatabase()
 	url1, url2, url3 := g.Node(1).URL(name), g.Node(2).URL(name), g.Node(3).URL(name)
 
-	store1, err := models.Open(ctx, url1, models.DefaultPool)
+	store1, err := store.Open(ctx, url1, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestGalera(t *testing.T) {
 	// A file to import: seeded into SQLite, exported.
 	const env = "670000000000000000000013"
 	t.Setenv("APP_ENV", "production")
-	t.Setenv("DATABASE_URL", dbtest.URL(t, models.DialectSQLite))
+	t.Setenv("DATABASE_URL", dbtest.URL(t, store.DialectSQLite))
 	if code, _, stderr := runCLI(t, "", "seed", "--seed", "13", "--messages", "300", "--subscribers", "5", "--templates", "3", "--environment-id", env); code != 0 {
 		t.Fatalf("seed: %s", stderr)
 	}
@@ -174,7 +175,7 @@ const burstSize = 40
 // with its own payload: every one is answered 201 (a shared key: one execution, the
 // others 409 or a replay of its bytes), each key is executed once, and the message ends
 // in the state one of them asked for.
-func galeraBurst(t *testing.T, store *models.Store, instances []*running, apiKey, path, messageID, variant string) {
+func galeraBurst(t *testing.T, st *store.Store, instances []*running, apiKey, path, messageID, variant string) {
 	run := time.Now().UnixNano()
 	key := func(i int) string {
 		switch variant {
@@ -191,7 +192,7 @@ func galeraBurst(t *testing.T, store *models.Store, instances []*running, apiKey
 		}
 		return fmt.Sprintf(`{"status":"done","payload":{"variant":%q,"n":%d}}`, variant, i)
 	}
-	retriesBefore := models.TransactionRetries().Retries.Load()
+	retriesBefore := store.TransactionRetries().Retries.Load()
 	replies := make([]galeraReply, burstSize)
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
@@ -236,13 +237,13 @@ func galeraBurst(t *testing.T, store *models.Store, instances []*running, apiKey
 		}
 	}
 	t.Logf("%s: statuses %v (%d executed, %d replayed, %d busy); %d transactions retried",
-		variant, statuses, executed, replayed, busy, models.TransactionRetries().Retries.Load()-retriesBefore)
+		variant, statuses, executed, replayed, busy, store.TransactionRetries().Retries.Load()-retriesBefore)
 
 	// Exactly one execution per key, as the keys' records say.
 	switch variant {
 	case "distinctKeys":
 		var keys int64
-		if err := store.DB().Model(&models.IdempotencyKey{}).Where("idempotency_key LIKE ? AND status = 201", fmt.Sprintf("%s-%d-%%", variant, run)).
+		if err := st.DB().Model(&models.IdempotencyKey{}).Where("idempotency_key LIKE ? AND status = 201", fmt.Sprintf("%s-%d-%%", variant, run)).
 			Count(&keys).Error; err != nil || keys != burstSize {
 			t.Errorf("%d idempotency records with a 201, want %d (%v)", keys, burstSize, err)
 		}
@@ -257,7 +258,7 @@ func galeraBurst(t *testing.T, store *models.Store, instances []*running, apiKey
 
 	// The message holds the values of one of the requests that ran.
 	var stored struct{ ActionStatus, ActionResultType, ActionResultPayload string }
-	if err := store.DB().Raw("SELECT action_status, action_result_type, action_result_payload FROM messages WHERE id = ?", messageID).
+	if err := st.DB().Raw("SELECT action_status, action_result_type, action_result_payload FROM messages WHERE id = ?", messageID).
 		Scan(&stored).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -421,7 +422,7 @@ func galeraImportWhileMarking(t *testing.T, instances []*running, apiKey, path, 
 	if err := os.WriteFile(file, []byte(export), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	retriesBefore := models.TransactionRetries().Retries.Load()
+	retriesBefore := store.TransactionRetries().Retries.Load()
 	var unavailable, failed atomic.Int64
 	for round := range 3 {
 		var wg sync.WaitGroup
@@ -453,5 +454,5 @@ func galeraImportWhileMarking(t *testing.T, instances []*running, apiKey, path, 
 		wg.Wait()
 	}
 	t.Logf("3 imports, each during %d marks: %d marks answered 503 and succeeded on their retry, %d failed; %d transactions retried",
-		burstSize, unavailable.Load(), failed.Load(), models.TransactionRetries().Retries.Load()-retriesBefore)
+		burstSize, unavailable.Load(), failed.Load(), store.TransactionRetries().Retries.Load()-retriesBefore)
 }

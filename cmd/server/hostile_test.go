@@ -19,6 +19,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // e2eTenant is the real server in production mode over a fresh database holding one
@@ -26,7 +27,7 @@ import (
 // a second tenant (subscriber bob, message txn-1) that must never show through.
 type e2eTenant struct {
 	srv   *running
-	store *models.Store
+	store *store.Store
 	key   string
 	alice *models.Subscriber
 	// msg is alice's first message, with primary and secondary buttons, action pending.
@@ -44,13 +45,13 @@ var e2eClient = &http.Client{Timeout: 60 * time.Second, Transport: http.DefaultT
 func newE2ETenant(t *testing.T, dialect string) *e2eTenant {
 	t.Helper()
 	databaseURL := dbtest.URL(t, dialect)
-	store := productionStore(t, databaseURL)
-	tn := dbtest.NewTenant(t, store, "e2e")
+	st := productionStore(t, databaseURL)
+	tn := dbtest.NewTenant(t, st, "e2e")
 	alice := tn.Subscriber(t, "alice")
 	tpl := tn.Template(t, "welcome")
 	msg := tn.Message(t, alice, tpl, nil)
 	tn.Message(t, alice, tpl, nil)
-	foreign := dbtest.NewTenant(t, store, "foreign")
+	foreign := dbtest.NewTenant(t, st, "foreign")
 	other := foreign.Message(t, foreign.Subscriber(t, "bob"), foreign.Template(t, "welcome"), nil)
 
 	code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", tn.Env.ID, "--name", "e2e")
@@ -59,7 +60,7 @@ func newE2ETenant(t *testing.T, dialect string) *e2eTenant {
 	}
 	srv := start(t, "--rate-limit", "100000", "--rate-burst", "100000")
 	t.Cleanup(e2eClient.CloseIdleConnections) // runs before start's stop
-	return &e2eTenant{srv: srv, store: store, key: strings.TrimSpace(stdout), alice: alice, msg: msg, other: other}
+	return &e2eTenant{srv: srv, store: st, key: strings.TrimSpace(stdout), alice: alice, msg: msg, other: other}
 }
 
 // e2eReply is what one request got.

@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"messages/graph/playground"
-	"messages/models"
+	"messages/models/store"
 )
 
 // longLines returns the lines of log longer than n bytes, each cut for the message.
@@ -30,7 +30,7 @@ func longLines(log string, n int) []string {
 // Overlong URIs are refused with a short 414 in production; the largest legitimate GET,
 // a GraphQL query at its size limit, is served.
 func TestLongURIs(t *testing.T) {
-	e := newE2ETenant(t, models.DialectMySQL)
+	e := newE2ETenant(t, store.DialectMySQL)
 	query := "{ messages(limit: 1) { totalCount } }\n#"
 	query += strings.Repeat("comment ", (32<<10-len(query))/8)
 	t.Run("graphqlGetQueryAtLimitServed", func(t *testing.T) {
@@ -48,7 +48,7 @@ func TestLongURIs(t *testing.T) {
 // A 404 quotes the start of the path only, and no log line is longer than a few KiB,
 // whatever the path.
 func TestNotFoundBounded(t *testing.T) {
-	e := newE2ETenant(t, models.DialectMySQL)
+	e := newE2ETenant(t, store.DialectMySQL)
 	t.Run("notFound404QuotesPathStart", func(t *testing.T) {
 		path := "/" + strings.Repeat("é", 10_000) // 60 KB percent-encoded, under the URI limit
 		r := e.do(t, http.MethodGet, path, nil, nil)
@@ -83,7 +83,7 @@ func TestNotFoundBounded(t *testing.T) {
 // /graphql answers the methods it does not take with 405, Allow and the documented error
 // body with GraphQL's errors array, not gqlgen's 400.
 func TestGraphQLMethodNotAllowed(t *testing.T) {
-	e := newE2ETenant(t, models.DialectMySQL)
+	e := newE2ETenant(t, store.DialectMySQL)
 	op := []byte(`{"query":"{ messages { totalCount } }"}`)
 	for _, method := range []string{http.MethodPut, http.MethodDelete, http.MethodPatch} {
 		t.Run("graphql405"+method, func(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // syncBuffer is a bytes.Buffer safe for the server's goroutines to write while the test reads.
@@ -73,20 +74,20 @@ func start(t *testing.T, args ...string) *running {
 
 // productionStore points the servers a test starts at databaseURL in production mode,
 // and returns that database migrated and open for the test to fill.
-func productionStore(t *testing.T, databaseURL string) *models.Store {
+func productionStore(t *testing.T, databaseURL string) *store.Store {
 	t.Helper()
 	t.Setenv("DATABASE_URL", databaseURL)
 	t.Setenv("APP_ENV", "production")
 	ctx := context.Background()
-	store, err := models.Open(ctx, databaseURL, models.DefaultPool)
+	st, err := store.Open(ctx, databaseURL, store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
-	if err := store.Migrate(ctx); err != nil {
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return store
+	return st
 }
 
 // cli runs one admin command in-process and returns its exit code and outputs.
@@ -196,7 +197,7 @@ func TestFirstRunLoadsDemoAndKeepsKey(t *testing.T) {
 
 // In production against MySQL: no playground, no demo, keys from the CLI, health endpoints.
 func TestProductionOnMySQL(t *testing.T) {
-	url := dbtest.URL(t, models.DialectMySQL)
+	url := dbtest.URL(t, store.DialectMySQL)
 	t.Setenv("DATABASE_URL", url)
 	t.Setenv("APP_ENV", "production")
 
@@ -250,14 +251,14 @@ func TestProductionOnMySQL(t *testing.T) {
 // elsewhere.
 func refusedWithinAuthTTL(t *testing.T, status func() int) {
 	t.Helper()
-	deadline := time.Now().Add(models.DefaultAuthTTL + time.Second)
+	deadline := time.Now().Add(store.DefaultAuthTTL + time.Second)
 	for {
 		got := status()
 		if got == http.StatusUnauthorized {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("revoked key still answered %d after %s, want 401", got, models.DefaultAuthTTL+time.Second)
+			t.Fatalf("revoked key still answered %d after %s, want 401", got, store.DefaultAuthTTL+time.Second)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -14,6 +14,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/changefeed"
+	"messages/models/store"
 )
 
 // observability is what serve offers the people who run it: Prometheus metrics at
@@ -34,7 +35,7 @@ type observability struct {
 // replays, write transactions retried after a conflict, reads served by replicas, the
 // change feed behind subscriptions, the connections held and refused, the bytes requests
 // hold, and the Go runtime and process. With tp, it also traces the store's queries.
-func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider,
+func newObservability(st *store.Store, limiter *edge.RateLimiter, idempotency *edge.Idempotency, feed *changefeed.Feed, tp *sdktrace.TracerProvider,
 	conns *edge.Connections, pool *models.BudgetPool) (*observability, error) {
 	reg := prometheus.NewRegistry()
 	o := &observability{registry: reg, tracer: tp}
@@ -42,7 +43,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 	if o.http, err = edge.NewMetrics(reg); err != nil {
 		return nil, err
 	}
-	sqlDB, err := store.DB().DB()
+	sqlDB, err := st.DB().DB()
 	if err != nil {
 		return nil, err
 	}
@@ -53,7 +54,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "db_statements_total",
 			Help: "SQL statements the store sent to the database (BEGIN and COMMIT aside).",
-		}, func() float64 { return float64(store.Statements()) }),
+		}, func() float64 { return float64(st.Statements()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "idempotency_replays_total",
 			Help: "Stored responses sent again to a request retried with the same Idempotency-Key.",
@@ -61,11 +62,11 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "db_transaction_retries_total",
 			Help: "Write transactions run again after losing a conflict (deadlock, lock wait timeout, Galera certification failure).",
-		}, func() float64 { return float64(models.TransactionRetries().Retries.Load()) }),
+		}, func() float64 { return float64(store.TransactionRetries().Retries.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "db_transaction_retries_exhausted_total",
 			Help: "Write transactions that lost a conflict on every attempt (or reached their deadline) and were answered 503.",
-		}, func() float64 { return float64(models.TransactionRetries().Exhausted.Load()) }),
+		}, func() float64 { return float64(store.TransactionRetries().Exhausted.Load()) }),
 	}
 	if feed != nil {
 		stats := feed.Stats()
@@ -86,7 +87,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 			counter("events_slow_consumers_total", "Subscriptions closed because their client read nothing for EVENTS_SLOW_TIMEOUT.", stats.SlowConsumers.Load),
 		)
 	}
-	cs = append(cs, replicaMetrics(store)...)
+	cs = append(cs, replicaMetrics(st)...)
 	cs = append(cs, o.guardMetrics(conns, pool)...)
 	if limiter != nil {
 		cs = append(cs,
@@ -113,7 +114,7 @@ func newObservability(store *models.Store, limiter *edge.RateLimiter, idempotenc
 		return nil, err
 	}
 	if tp != nil {
-		if err := store.Trace(tp); err != nil {
+		if err := st.Trace(tp); err != nil {
 			return nil, err
 		}
 	}
@@ -163,8 +164,8 @@ func (o *observability) guardMetrics(conns *edge.Connections, pool *models.Budge
 
 // replicaMetrics say where lists were read and what each read replica's last check
 // found; none without replicas.
-func replicaMetrics(store *models.Store) []prometheus.Collector {
-	reads := store.ReplicaReads()
+func replicaMetrics(st *store.Store) []prometheus.Collector {
+	reads := st.ReplicaReads()
 	if reads == nil {
 		return nil
 	}
@@ -181,11 +182,11 @@ func replicaMetrics(store *models.Store) []prometheus.Collector {
 		served("primary", "no_replica_ready", reads.NoReplica.Load),
 		served("primary", "replica_failed", reads.Failed.Load),
 	}
-	for addr, pool := range store.ReplicaPools() {
+	for addr, pool := range st.ReplicaPools() {
 		cs = append(cs, collectors.NewDBStatsCollector(pool, "replica "+addr))
 	}
-	for i, r := range store.Replicas() {
-		status := func() models.ReplicaStatus { return store.Replicas()[i] }
+	for i, r := range st.Replicas() {
+		status := func() store.ReplicaStatus { return st.Replicas()[i] }
 		cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name:        "db_replica_lag_seconds",
 			Help:        "How far behind the primary each read replica was at its last check (Seconds_Behind_Master); -1 when it was not replicating or did not answer.",
@@ -196,7 +197,7 @@ func replicaMetrics(store *models.Store) []prometheus.Collector {
 			}
 			return -1
 		}))
-		for _, state := range []string{models.ReplicaUnchecked, models.ReplicaReady, models.ReplicaLagging, models.ReplicaStopped, models.ReplicaDown} {
+		for _, state := range []string{store.ReplicaUnchecked, store.ReplicaReady, store.ReplicaLagging, store.ReplicaStopped, store.ReplicaDown} {
 			cs = append(cs, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 				Name:        "db_replica_state",
 				Help:        "1 for the state each read replica's last check found: ready (serving lists), lagging (beyond DATABASE_READ_MAX_LAG), stopped (not replicating), down (unreachable) or unchecked.",

@@ -22,6 +22,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // observedServer is the handler serve installs, over a fresh database holding one
@@ -37,8 +38,8 @@ type observedServer struct {
 // newObservedServer builds it; with exp, tracing is on and every span ends up in exp.
 func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.SpanExporter) *observedServer {
 	t.Helper()
-	store := dbtest.Open(t, dialect)
-	tn := dbtest.NewTenant(t, store, "observed")
+	st := dbtest.Open(t, dialect)
+	tn := dbtest.NewTenant(t, st, "observed")
 	s := &observedServer{tenant: tn, sub: tn.Subscriber(t, "sub-observed")}
 	tpl := tn.Template(t, "welcome")
 	for range 3 {
@@ -57,9 +58,9 @@ func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.Spa
 		}
 		t.Cleanup(func() { shutdownTracing(tp, logger) })
 	}
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: time.Now}
+	resolver := &graph.Resolver{Store: st, Logger: logger, Now: time.Now}
 	idempotency := edge.NewIdempotency(resolver, logger, time.Now, edge.IdempotencyOptions{})
-	if s.obs, err = newObservability(store, limiter, idempotency, nil, tp, nil, nil); err != nil {
+	if s.obs, err = newObservability(st, limiter, idempotency, nil, tp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	s.handler = routes(resolver, config{appEnv: "production"}, "", guards{limiter: limiter, idempotency: idempotency, timeout: edge.DefaultRequestTimeout, obs: s.obs})
@@ -140,7 +141,7 @@ func series(families map[string]*dto.MetricFamily, name string) map[string]float
 // refusals, idempotent replays, the pool and the runtime.
 func TestMetricsCountRequests(t *testing.T) {
 	const burst = 7
-	s := newObservedServer(t, models.DialectSQLite, burst, nil)
+	s := newObservedServer(t, store.DialectSQLite, burst, nil)
 	mark := fmt.Sprintf("/v1/subscribers/%s/messages/%s/actions/primary", s.sub.SubscriberID, s.msgs[0].ID)
 
 	var statuses []int
@@ -218,7 +219,7 @@ func TestMetricsCountRequests(t *testing.T) {
 // A thousand distinct unknown paths, inside /v1 and outside, add no label values: they
 // are all "other" or the /v1/ catch-all.
 func TestMetricsLabelsStayBounded(t *testing.T) {
-	s := newObservedServer(t, models.DialectSQLite, 10, nil)
+	s := newObservedServer(t, store.DialectSQLite, 10, nil)
 	for i := range 1000 {
 		target := fmt.Sprintf("/nowhere/%d", i)
 		if i%2 == 1 {
@@ -257,7 +258,7 @@ func TestMetricsLabelsStayBounded(t *testing.T) {
 // GraphQL operation names are client text: past the cap they count as "other", and a
 // refused operation never takes a place.
 func TestMetricsOperationNamesStayBounded(t *testing.T) {
-	s := newObservedServer(t, models.DialectSQLite, 1000, nil)
+	s := newObservedServer(t, store.DialectSQLite, 1000, nil)
 	for i := range graph.DefaultMaxOperationNames + 20 {
 		q := fmt.Sprintf(`query Op%d { messages(limit: 1) { totalCount } }`, i)
 		if rec := s.do(t, http.MethodPost, "/graphql", graphQL(q), s.asTenant("Content-Type", "application/json")); rec.Code != http.StatusOK {

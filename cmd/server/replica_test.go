@@ -15,6 +15,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // metricValue reads one series of GET /metrics on base, e.g.
@@ -70,19 +71,19 @@ func replicaMark(t *testing.T, base, key, subscriberID, messageID string) models
 func TestReadReplicasServe(t *testing.T) {
 	rep := dbtest.StartReplication(t)
 	name := rep.CreateDatabase()
-	store := productionStore(t, rep.PrimaryURL(name))
-	writer := dbtest.NewTenant(t, store, "writer")
+	st := productionStore(t, rep.PrimaryURL(name))
+	writer := dbtest.NewTenant(t, st, "writer")
 	ada := writer.Subscriber(t, "ada")
 	tpl := writer.Template(t, "welcome")
 	target := writer.Message(t, ada, tpl, nil)
 	writer.Message(t, ada, tpl, nil)
 	// The probe's environment has one message on the replica alone: a list holding it was
 	// read from the replica. Nothing writes that environment on the primary afterwards.
-	probe := dbtest.NewTenant(t, store, "probe")
+	probe := dbtest.NewTenant(t, st, "probe")
 	bob := probe.Subscriber(t, "bob")
 	probe.Message(t, bob, probe.Template(t, "digest"), nil)
 	rep.Sync()
-	replica, err := models.Open(context.Background(), rep.ReplicaURL(name), models.DefaultPool)
+	replica, err := store.Open(context.Background(), rep.ReplicaURL(name), store.DefaultPool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,8 +233,8 @@ func TestReadURLsMasked(t *testing.T) {
 // starting or any list from answering; it is reported down. The read-after-write window
 // is twice the lag bound unless set, and 0 turns it off.
 func TestReadReplicaDownAtStart(t *testing.T) {
-	store := productionStore(t, dbtest.URL(t, models.DialectMySQL))
-	tn := dbtest.NewTenant(t, store, "down")
+	st := productionStore(t, dbtest.URL(t, store.DialectMySQL))
+	tn := dbtest.NewTenant(t, st, "down")
 	tn.Message(t, tn.Subscriber(t, "ada"), tn.Template(t, "welcome"), nil)
 	nowhere := "mysql://reader:hunter2@127.0.0.1:1/messages"
 	for _, tc := range []struct {

@@ -10,6 +10,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // TestIdempotentMarkRunsAgainAfterDeadlock makes the first run of a keyed mark lose a real
@@ -17,7 +18,7 @@ import (
 // transaction (claim, mark, stored response) runs again and the client gets 201, once;
 // a retry replays those bytes. Over /v1 and over GraphQL.
 func TestIdempotentMarkRunsAgainAfterDeadlock(t *testing.T) {
-	e := newE2ETenant(t, models.DialectMySQL)
+	e := newE2ETenant(t, store.DialectMySQL)
 	sqlDB, err := e.store.DB().DB()
 	if err != nil {
 		t.Fatal(err)
@@ -31,11 +32,11 @@ func TestIdempotentMarkRunsAgainAfterDeadlock(t *testing.T) {
 	var mu sync.Mutex
 	var attempts []int
 	ran := func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(attempts) }
-	defer models.HookMark(e.msg.ID, func(ctx context.Context) error {
+	defer store.HookMark(e.msg.ID, func(ctx context.Context) error {
 		mu.Lock()
-		attempts = append(attempts, models.TxAttempt(ctx))
+		attempts = append(attempts, store.TxAttempt(ctx))
 		mu.Unlock()
-		if models.TxAttempt(ctx) > 1 {
+		if store.TxAttempt(ctx) > 1 {
 			return nil
 		}
 		return dbtest.Deadlock(t, sqlDB, e.msg.ID, heavy, func() error {

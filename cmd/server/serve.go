@@ -18,6 +18,7 @@ import (
 	"messages/models"
 	"messages/models/changefeed"
 	"messages/models/session"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -61,9 +62,9 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
-			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: models.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
-			&cli.DurationFlag{Name: "database-read-after-write", Usage: "how long a caller's lists read from the primary after it wrote through this instance, so it sees its own writes (unset: twice --database-read-max-lag; 0: never)", Value: 2 * models.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_AFTER_WRITE")},
-			&cli.DurationFlag{Name: "auth-cache-ttl", Usage: "how long an instance trusts an API key or session it checked: the longest a key revoked through another instance still works here (0: check every request)", Value: models.DefaultAuthTTL, Sources: cli.EnvVars("AUTH_CACHE_TTL")},
+			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
+			&cli.DurationFlag{Name: "database-read-after-write", Usage: "how long a caller's lists read from the primary after it wrote through this instance, so it sees its own writes (unset: twice --database-read-max-lag; 0: never)", Value: 2 * store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_AFTER_WRITE")},
+			&cli.DurationFlag{Name: "auth-cache-ttl", Usage: "how long an instance trusts an API key or session it checked: the longest a key revoked through another instance still works here (0: check every request)", Value: store.DefaultAuthTTL, Sources: cli.EnvVars("AUTH_CACHE_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := loadConfig(cmd)
@@ -121,10 +122,10 @@ type serveOptions struct {
 	connections edge.ConnectionOptions
 	// budget and budgetTotal bound the bytes one request and all requests in flight hold.
 	budget, budgetTotal int64
-	// authTTL is how long a checked credential is trusted (models.Store.AuthTTL).
+	// authTTL is how long a checked credential is trusted (store.Store.AuthTTL).
 	authTTL time.Duration
 	// replicas are the read replicas lists read from (none: the primary).
-	replicas models.ReplicaOptions
+	replicas store.ReplicaOptions
 }
 
 // listenAddr is --addr (ADDR) when given; unset, 127.0.0.1:8080 in development, where the
@@ -142,8 +143,8 @@ func listenAddr(cmd *cli.Command, c config) string {
 
 // replicaOptions reads the read replicas' settings: URLs that must be MySQL's, as the
 // primary must be, and a positive lag bound.
-func replicaOptions(cmd *cli.Command, c config) (models.ReplicaOptions, error) {
-	o := models.ReplicaOptions{MaxLag: cmd.Duration("database-read-max-lag"), ReadAfterWrite: cmd.Duration("database-read-after-write"), Pool: c.pool}
+func replicaOptions(cmd *cli.Command, c config) (store.ReplicaOptions, error) {
+	o := store.ReplicaOptions{MaxLag: cmd.Duration("database-read-max-lag"), ReadAfterWrite: cmd.Duration("database-read-after-write"), Pool: c.pool}
 	if !cmd.IsSet("database-read-after-write") {
 		o.ReadAfterWrite = 2 * o.MaxLag
 	}
@@ -152,7 +153,7 @@ func replicaOptions(cmd *cli.Command, c config) (models.ReplicaOptions, error) {
 		return o, nil
 	}
 	var err error
-	if o.URLs, err = models.ParseReadURLs(list); err != nil {
+	if o.URLs, err = store.ParseReadURLs(list); err != nil {
 		return o, usageError{err}
 	}
 	switch {
@@ -225,9 +226,9 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "env", c.appEnv, "database", models.RedactURL(c.databaseURL))
+	logger.Info("listening", "addr", ln.Addr().String(), "env", c.appEnv, "database", store.RedactURL(c.databaseURL))
 
-	store, demoKey, err := a.open(ctx, c, logger)
+	st, demoKey, err := a.open(ctx, c, logger)
 	if err != nil {
 		if serr := shutdown(srv, errc, logger); serr != nil {
 			return serr
@@ -238,19 +239,19 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		}
 		return err
 	}
-	defer store.Close()
-	store.Now = now
-	store.AuthTTL = o.authTTL
+	defer st.Close()
+	st.Now = now
+	st.AuthTTL = o.authTTL
 	if len(o.replicas.URLs) > 0 {
 		o.replicas.Logger = logger
-		if err := store.UseReplicas(o.replicas); err != nil {
+		if err := st.UseReplicas(o.replicas); err != nil {
 			return errors.Join(err, shutdown(srv, errc, logger))
 		}
 		logger.Info("lists read from replicas", "replicas", len(o.replicas.URLs), "maxLag", o.replicas.MaxLag.String(), "readAfterWrite", o.replicas.ReadAfterWrite.String())
 	}
 
 	o.events.Logger = logger
-	feed := changefeed.New(store, o.events)
+	feed := changefeed.New(st, o.events)
 	go func() { _ = feed.Run(ctx) }()
 	// Serve once the feed knows where it starts, so a change made right after a client
 	// subscribed is never taken for one made before the feed began.
@@ -262,12 +263,12 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	// Streams are not requests Shutdown can wait for: end them, and their clients
 	// reconnect to another instance.
 	srv.RegisterOnShutdown(feed.Shutdown)
-	resolver := &graph.Resolver{Store: store, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
+	resolver := &graph.Resolver{Store: st, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
 		Feed: feed, EventRetention: o.eventRetention}
 	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	pool := models.NewBudgetPool(o.budgetTotal)
-	obs, err := newObservability(store, limiter, idempotency, feed, tracer, conns, pool)
+	obs, err := newObservability(st, limiter, idempotency, feed, tracer, conns, pool)
 	if err != nil {
 		return errors.Join(err, shutdown(srv, errc, logger))
 	}
@@ -297,19 +298,19 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 
 // open connects to the database, retrying while it is unreachable, and loads the demo
 // into a first-run embedded database.
-func (a *app) open(ctx context.Context, c config, logger *slog.Logger) (*models.Store, string, error) {
-	store, err := connect(ctx, c, logger, startBackoff)
+func (a *app) open(ctx context.Context, c config, logger *slog.Logger) (*store.Store, string, error) {
+	st, err := connect(ctx, c, logger, startBackoff)
 	if err != nil {
 		return nil, "", err
 	}
 	var demoKey string
 	if c.defaultDB && c.development() {
-		if demoKey, err = ensureDemo(ctx, store, c.databaseURL); err != nil {
-			_ = store.Close()
+		if demoKey, err = ensureDemo(ctx, st, c.databaseURL); err != nil {
+			_ = st.Close()
 			return nil, "", fmt.Errorf("load demo data: %w", err)
 		}
 	}
-	return store, demoKey, nil
+	return st, demoKey, nil
 }
 
 // shutdown stops accepting, gives in-flight requests shutdownGrace to finish, and

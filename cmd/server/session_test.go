@@ -14,6 +14,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/session"
+	"messages/models/store"
 )
 
 // The session secrets of the test servers: the current one and the one before it.
@@ -27,7 +28,7 @@ const (
 // alice (two messages) and bob (one), in another environment an alice of its own.
 type sessionWorld struct {
 	srv            *running
-	store          *models.Store
+	store          *store.Store
 	env            *models.Environment
 	key, keyID     string
 	alice1, alice2 *models.Message
@@ -37,16 +38,16 @@ type sessionWorld struct {
 func newSessionWorld(t *testing.T, dialect string, serveArgs ...string) *sessionWorld {
 	t.Helper()
 	databaseURL := dbtest.URL(t, dialect)
-	store := productionStore(t, databaseURL)
-	tn := dbtest.NewTenant(t, store, "sessions")
+	st := productionStore(t, databaseURL)
+	tn := dbtest.NewTenant(t, st, "sessions")
 	alice, bob, tpl := tn.Subscriber(t, "alice"), tn.Subscriber(t, "bob"), tn.Template(t, "welcome")
-	w := &sessionWorld{store: store, env: tn.Env}
+	w := &sessionWorld{store: st, env: tn.Env}
 	w.alice1, w.alice2 = tn.Message(t, alice, tpl, nil), tn.Message(t, alice, tpl, nil)
 	w.bobs = tn.Message(t, bob, tpl, nil)
-	other := dbtest.NewTenant(t, store, "elsewhere")
+	other := dbtest.NewTenant(t, st, "elsewhere")
 	w.foreign = other.Message(t, other.Subscriber(t, "alice"), other.Template(t, "welcome"), nil)
 
-	key, rec, err := store.CreateAPIKey(context.Background(), tn.Env.ID, "sessions")
+	key, rec, err := st.CreateAPIKey(context.Background(), tn.Env.ID, "sessions")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +173,7 @@ func sameIDs(got []string, want ...string) bool {
 }
 
 func TestSubscriberSessions(t *testing.T) {
-	for _, dialect := range []string{models.DialectSQLite, models.DialectMySQL} {
+	for _, dialect := range []string{store.DialectSQLite, store.DialectMySQL} {
 		t.Run(dialect, func(t *testing.T) {
 			w := newSessionWorld(t, dialect)
 			alice := "Bearer " + w.token(t, "alice")
@@ -344,7 +345,7 @@ func TestSubscriberSessions(t *testing.T) {
 // A session has a rate limit of its own, on top of its environment's: one busy browser
 // is refused without its neighbours noticing.
 func TestSessionRateLimit(t *testing.T) {
-	w := newSessionWorld(t, models.DialectSQLite, "--session-rate-limit", "0.01", "--session-rate-burst", "2")
+	w := newSessionWorld(t, store.DialectSQLite, "--session-rate-limit", "0.01", "--session-rate-burst", "2")
 	alice, bob := "Bearer "+w.token(t, "alice"), "Bearer "+w.token(t, "bob")
 	for i := range 2 {
 		if r := w.call(t, http.MethodGet, "/v1/messages", alice, ""); r.status != http.StatusOK || r.header.Get("RateLimit-Limit") != "2" {
@@ -368,7 +369,7 @@ func TestSessionRateLimit(t *testing.T) {
 
 // The Authorization header's value never reaches the log, a token no more than a key.
 func TestSessionTokenNotLogged(t *testing.T) {
-	w := newSessionWorld(t, models.DialectSQLite)
+	w := newSessionWorld(t, store.DialectSQLite)
 	tok := w.token(t, "alice")
 	w.call(t, http.MethodGet, "/v1/messages", "Bearer "+tok, "")
 	if log := w.srv.stderr.String(); strings.Contains(log, tok) || strings.Contains(log, w.key) || !bytes.Contains([]byte(log), []byte("/v1/inbox/session")) {

@@ -14,6 +14,7 @@ import (
 	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/models"
+	"messages/models/store"
 	"messages/rest"
 )
 
@@ -48,12 +49,12 @@ func (b *backoff) wait() time.Duration {
 // unreachable, with one log line per failed attempt. It gives up at once on errors that
 // waiting cannot fix (a malformed URL, refused credentials, a schema newer than this
 // binary), and returns ctx's error when ctx ends first.
-func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*models.Store, error) {
+func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*store.Store, error) {
 	for attempt := 1; ; attempt++ {
 		s, err := openAndMigrate(ctx, c, logger)
 		if err == nil {
 			if attempt > 1 {
-				logger.Info("database reachable", "attempts", attempt, "database", models.RedactURL(c.databaseURL))
+				logger.Info("database reachable", "attempts", attempt, "database", store.RedactURL(c.databaseURL))
 			}
 			return s, nil
 		}
@@ -65,7 +66,7 @@ func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*mo
 		}
 		d := b.wait()
 		logger.Warn(fmt.Sprintf("database unreachable, retrying in %s", d),
-			"attempt", attempt, "database", models.RedactURL(c.databaseURL), "error", redactError(err, c.databaseURL))
+			"attempt", attempt, "database", store.RedactURL(c.databaseURL), "error", redactError(err, c.databaseURL))
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
@@ -77,10 +78,10 @@ func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*mo
 // openAndMigrate is one attempt of connect, each step under its own deadline so a
 // database that accepts connections but never answers cannot stall the start. GORM logs
 // through logger, as every other part of the server does.
-func openAndMigrate(ctx context.Context, c config, logger *slog.Logger) (*models.Store, error) {
+func openAndMigrate(ctx context.Context, c config, logger *slog.Logger) (*store.Store, error) {
 	openCtx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	s, err := models.Open(openCtx, c.databaseURL, c.pool, models.WithLogger(logger))
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, store.WithLogger(logger))
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +142,7 @@ func startingRoutes(logger *slog.Logger, now func() time.Time) http.Handler {
 // readyz answers 200 only when the database answers and every migration is applied, so a
 // load balancer sends traffic only to an instance that can serve it. It needs no key and
 // says nothing about the database beyond that.
-func readyz(s *models.Store) http.HandlerFunc {
+func readyz(s *store.Store) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()

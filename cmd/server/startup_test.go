@@ -16,6 +16,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 func TestBackoffDoublesToCap(t *testing.T) {
@@ -42,7 +43,7 @@ func TestRedactError(t *testing.T) {
 // Errors that waiting cannot fix end the start at once instead of retrying forever.
 func TestConnectGivesUpOnPermanentErrors(t *testing.T) {
 	var log strings.Builder
-	c := config{databaseURL: "postgres://db/x", pool: models.DefaultPool}
+	c := config{databaseURL: "postgres://db/x", pool: store.DefaultPool}
 	_, err := connect(context.Background(), c, slog.New(slog.NewTextHandler(&log, nil)), startBackoff)
 	if err == nil || !strings.Contains(err.Error(), "DATABASE_URL") {
 		t.Fatalf("connect = %v, want the URL refused", err)
@@ -107,7 +108,7 @@ func TestReadyzNeedsMigrations(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			ctx := context.Background()
-			s, err := models.Open(ctx, dbtest.URL(t, dialect), models.DefaultPool)
+			s, err := store.Open(ctx, dbtest.URL(t, dialect), store.DefaultPool)
 			if err != nil {
 				t.Fatal(err)
 			}

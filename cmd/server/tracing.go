@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"messages/models/store"
 	"net/http"
 	"net/url"
 	"os"
@@ -20,8 +21,6 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
 	"go.opentelemetry.io/otel/trace"
-
-	"messages/models"
 )
 
 // serviceName names the service in traces unless OTEL_SERVICE_NAME says otherwise.
@@ -47,7 +46,7 @@ func newTracing(ctx context.Context, logger *slog.Logger) (*sdktrace.TracerProvi
 		return nil, nil
 	}
 	if u, err := url.Parse(endpoint); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("%s=%s: want the collector's OTLP/HTTP URL with its scheme, e.g. http://otel-collector:4318", variable, models.RedactURL(endpoint))
+		return nil, fmt.Errorf("%s=%s: want the collector's OTLP/HTTP URL with its scheme, e.g. http://otel-collector:4318", variable, store.RedactURL(endpoint))
 	}
 	for _, name := range []string{"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "OTEL_EXPORTER_OTLP_PROTOCOL"} {
 		if p := os.Getenv(name); p != "" && !strings.HasPrefix(p, "http/") {
@@ -67,7 +66,7 @@ func newTracing(ctx context.Context, logger *slog.Logger) (*sdktrace.TracerProvi
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(err error) {
 		logger.Warn("tracing failed", "error", err)
 	}))
-	logger.Info("tracing", "endpoint", models.RedactURL(endpoint), "service", serviceName)
+	logger.Info("tracing", "endpoint", store.RedactURL(endpoint), "service", serviceName)
 	return tp, nil
 }
 

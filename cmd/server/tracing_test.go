@@ -16,12 +16,12 @@ import (
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/protobuf/proto"
 
-	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/store"
 )
 
 // gormScope is the instrumentation scope of the store's SQL spans.
-const gormScope = models.TraceScope
+const gormScope = store.TraceScope
 
 // spanTree indexes finished spans to ask who descends from whom.
 type spanTree struct {

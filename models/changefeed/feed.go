@@ -1,5 +1,5 @@
 // Package changefeed is the live event feed of messages: one poller per server instance
-// reads the rows the database stamped as changed (models.Store.ChangedSince, one indexed
+// reads the rows the database stamped as changed (store.Store.ChangedSince, one indexed
 // query per interval whatever the number of subscriptions) and fans each change out to
 // the subscriptions of its environment. Every writer is seen, because the database
 // stamps the rows: marks on any instance, `import` in another process, and rows another
@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // Options tune the feed; zero values take the defaults.
@@ -24,7 +25,7 @@ type Options struct {
 	Interval time.Duration
 	// Lookback is how far behind the newest change each poll reads again, so a row whose
 	// transaction commits up to Lookback after its write is still seen. A writer whose
-	// transactions run longer registers a hold (models.Store.HoldChanges), as import does.
+	// transactions run longer registers a hold (store.Store.HoldChanges), as import does.
 	Lookback time.Duration
 	// Batch is how many positions one poll query reads.
 	Batch int
@@ -55,7 +56,7 @@ const holdEvery = 5
 
 // Feed is one instance's poller and the subscriptions it serves.
 type Feed struct {
-	store *models.Store
+	store *store.Store
 	o     Options
 
 	mu   sync.Mutex
@@ -89,7 +90,7 @@ type Stats struct {
 }
 
 // New returns a feed over store; Run starts it.
-func New(store *models.Store, o Options) *Feed {
+func New(st *store.Store, o Options) *Feed {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
@@ -108,7 +109,7 @@ func New(store *models.Store, o Options) *Feed {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Feed{store: store, o: o, subs: map[string]map[*Subscription]struct{}{},
+	return &Feed{store: st, o: o, subs: map[string]map[*Subscription]struct{}{},
 		seen: map[models.ChangeKey]time.Time{}, started: make(chan struct{})}
 }
 

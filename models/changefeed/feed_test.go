@@ -14,19 +14,20 @@ import (
 	"messages/models/changefeed"
 	"messages/models/dbtest"
 	"messages/models/jsonl"
+	"messages/models/store"
 )
 
 // world is a running feed over a fresh database with one tenant, two subscribers and a
 // message each, and a foreign tenant.
 type world struct {
-	store      *models.Store
+	store      *store.Store
 	feed       *changefeed.Feed
 	tn, other  *dbtest.Tenant
 	alice, bob *models.Subscriber
 	tpl        *models.Template
 }
 
-func newWorld(t *testing.T, s *models.Store, o changefeed.Options) *world {
+func newWorld(t *testing.T, s *store.Store, o changefeed.Options) *world {
 	t.Helper()
 	w := &world{store: s, tn: dbtest.NewTenant(t, s, "feed"), other: dbtest.NewTenant(t, s, "elsewhere")}
 	w.alice, w.bob, w.tpl = w.tn.Subscriber(t, "alice"), w.tn.Subscriber(t, "bob"), w.tn.Template(t, "welcome")
@@ -106,7 +107,7 @@ func ptr[T any](v T) *T { return &v }
 
 func TestFeedSeesEveryWriter(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{})
 		all, alice := w.subscribe(t, nil, nil), w.subscribe(t, ptr("alice"), nil)
 
@@ -158,7 +159,7 @@ func TestFeedSeesEveryWriter(t *testing.T) {
 // as import does.
 func TestFeedHoldCoversLongTransactions(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{Lookback: 100 * time.Millisecond})
 		all := w.subscribe(t, nil, nil)
 		release, err := s.HoldChanges(context.Background(), time.Minute)
@@ -212,7 +213,7 @@ func TestFeedHoldCoversLongTransactions(t *testing.T) {
 // its cursor that committed after it (within the lookback window), and nothing it had.
 func TestFeedResume(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{Lookback: 5 * time.Second})
 		live := w.subscribe(t, ptr("alice"), nil)
 		first := w.insertRaw(t, w.alice, nil)
@@ -252,7 +253,7 @@ func TestFeedResume(t *testing.T) {
 // feed keeps nothing more for it.
 func TestFeedSlowConsumer(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{Buffer: 3, SlowTimeout: 200 * time.Millisecond})
 		slow := w.subscribe(t, nil, nil)
 		for range 6 {
@@ -284,7 +285,7 @@ func TestFeedSlowConsumer(t *testing.T) {
 // read again from the database.
 func TestFeedBurstBeyondBuffer(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{Buffer: 5})
 		sub := w.subscribe(t, nil, nil)
 		want := map[string]bool{}
@@ -350,7 +351,7 @@ func TestFeedBurstBeyondBuffer(t *testing.T) {
 // with the clock, not with the newest change.
 func TestFeedIdleAfterBurst(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{Lookback: 100 * time.Millisecond})
 		for range 50 {
 			w.insertRaw(t, w.bob, nil)
@@ -369,7 +370,7 @@ func TestFeedIdleAfterBurst(t *testing.T) {
 // per poll with none and with a thousand.
 func TestFeedPollCostIndependentOfSubscriptions(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		log := dbtest.RecordStatements(t, s)
 		w := newWorld(t, s, changefeed.Options{})
 		perPoll := func() float64 {
@@ -394,7 +395,7 @@ func TestFeedPollCostIndependentOfSubscriptions(t *testing.T) {
 // Shutdown ends every live stream with a reason.
 func TestFeedShutdown(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		w := newWorld(t, s, changefeed.Options{})
 		sub := w.subscribe(t, nil, nil)
 		w.feed.Shutdown()

@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/hex"
 	"fmt"
+	"messages/models/store"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -18,15 +19,13 @@ import (
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // registers the "mysql" driver for creating databases
-
-	"messages/models"
 )
 
 // DefaultMySQLURL is the server tests use when TEST_MYSQL_URL is unset.
 const DefaultMySQLURL = "mysql://root@127.0.0.1:3306/"
 
 // Dialects lists the databases every behavioural test runs on.
-var Dialects = []string{models.DialectSQLite, models.DialectMySQL}
+var Dialects = []string{store.DialectSQLite, store.DialectMySQL}
 
 // MySQLServerURL returns the server URL tests use.
 func MySQLServerURL() string {
@@ -41,7 +40,7 @@ func MySQLServerURL() string {
 // the test is skipped, unless REQUIRE_MYSQL=1, when it fails.
 func URL(t testing.TB, dialect string) string {
 	t.Helper()
-	if dialect == models.DialectSQLite {
+	if dialect == store.DialectSQLite {
 		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 	}
 	server := MySQLServerURL()
@@ -49,7 +48,7 @@ func URL(t testing.TB, dialect string) string {
 	if err != nil {
 		t.Fatalf("TEST_MYSQL_URL %q: %v", server, err)
 	}
-	dsn, err := models.MySQLDSN(server)
+	dsn, err := store.MySQLDSN(server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +82,9 @@ func URL(t testing.TB, dialect string) string {
 
 // Open returns a migrated store on a fresh database of the given dialect, closed in
 // t.Cleanup.
-func Open(t testing.TB, dialect string) *models.Store {
+func Open(t testing.TB, dialect string) *store.Store {
 	t.Helper()
-	s, err := models.Open(context.Background(), URL(t, dialect), models.DefaultPool)
+	s, err := store.Open(context.Background(), URL(t, dialect), store.DefaultPool)
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
@@ -97,7 +96,7 @@ func Open(t testing.TB, dialect string) *models.Store {
 }
 
 // Each runs f once per dialect as a subtest named after it.
-func Each(t *testing.T, f func(t *testing.T, s *models.Store)) {
+func Each(t *testing.T, f func(t *testing.T, s *store.Store)) {
 	t.Helper()
 	for _, d := range Dialects {
 		t.Run(d, func(t *testing.T) { f(t, Open(t, d)) })

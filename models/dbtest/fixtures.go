@@ -9,6 +9,7 @@ import (
 	"gorm.io/gorm"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // Base is the creation time of the first fixture message; later ones are a second apart.
@@ -19,12 +20,12 @@ type Tenant struct {
 	Env    *models.Environment
 	Key    string
 	Caller models.Caller
-	store  *models.Store
+	store  *store.Store
 	n      int
 }
 
 // NewTenant creates an environment, its organization and an API key.
-func NewTenant(t testing.TB, s *models.Store, name string) *Tenant {
+func NewTenant(t testing.TB, s *store.Store, name string) *Tenant {
 	t.Helper()
 	ctx := context.Background()
 	env, err := s.EnsureEnvironment(ctx, models.NewID(time.Now()), "", name)

@@ -12,10 +12,11 @@ import (
 	"messages/models"
 	"messages/models/jsonl"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // Seed generates synthetic data into s, failing the test on error.
-func Seed(t testing.TB, s *models.Store, o seed.Options) seed.Stats {
+func Seed(t testing.TB, s *store.Store, o seed.Options) seed.Stats {
 	t.Helper()
 	stats, err := seed.Generate(context.Background(), s, o)
 	if err != nil {
@@ -26,7 +27,7 @@ func Seed(t testing.TB, s *models.Store, o seed.Options) seed.Stats {
 
 // Export returns an environment's JSON Lines export, failing the test on error or when
 // the count it reports differs from the lines it wrote.
-func Export(t testing.TB, s *models.Store, environmentID string) []byte {
+func Export(t testing.TB, s *store.Store, environmentID string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	n, err := jsonl.Export(context.Background(), s, environmentID, &buf, nil)
@@ -54,7 +55,7 @@ func ExportedMessages(t testing.TB, b []byte) []models.Message {
 }
 
 // RowCounts counts the rows of every table an import or a seed writes.
-func RowCounts(t testing.TB, s *models.Store) map[string]int64 {
+func RowCounts(t testing.TB, s *store.Store) map[string]int64 {
 	t.Helper()
 	counts := map[string]int64{}
 	for _, table := range []string{"environments", "subscribers", "templates", "messages"} {
@@ -80,7 +81,7 @@ var IgnoreStamps = cmp.Options{
 }
 
 // LoadMessage reads a message row as stored, failing the test when it is missing.
-func LoadMessage(t testing.TB, s *models.Store, id string) *models.Message {
+func LoadMessage(t testing.TB, s *store.Store, id string) *models.Message {
 	t.Helper()
 	var m models.Message
 	if err := s.DB().Where("id = ?", id).Take(&m).Error; err != nil {

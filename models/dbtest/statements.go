@@ -1,13 +1,12 @@
 package dbtest
 
 import (
+	"messages/models/store"
 	"strings"
 	"sync"
 	"testing"
 
 	"gorm.io/gorm"
-
-	"messages/models"
 )
 
 // Statement is one SQL statement a store ran: the table GORM resolved and the SQL text.
@@ -26,7 +25,7 @@ type StatementLog struct {
 // RecordStatements starts recording the statements of s. Call it before the store is
 // used concurrently (before serving): GORM's callback registry is not safe to change
 // under load.
-func RecordStatements(t testing.TB, s *models.Store) *StatementLog {
+func RecordStatements(t testing.TB, s *store.Store) *StatementLog {
 	t.Helper()
 	l := &StatementLog{}
 	record := func(db *gorm.DB) {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // pending holds the rows of one batch, each once by id (the last version wins, because
@@ -43,7 +44,7 @@ type seenRecord struct {
 // carries, or, chunked, commits each batch in a transaction of its own.
 type importer struct {
 	ctx   context.Context
-	store *models.Store
+	store *store.Store
 	stats *ImportStats
 	now   time.Time
 	// check runs every check and writes nothing: the first pass of a chunked import.
@@ -61,7 +62,7 @@ type importer struct {
 	bytes             int // input size of the batch
 }
 
-func newImporter(ctx context.Context, s *models.Store, stats *ImportStats) *importer {
+func newImporter(ctx context.Context, s *store.Store, stats *ImportStats) *importer {
 	return &importer{ctx: ctx, store: s, stats: stats, now: s.Now().UTC(), envs: map[string]string{},
 		subs: map[string]seenRecord{}, tpls: map[string]seenRecord{}, extID: map[string]string{}}
 }
@@ -125,7 +126,7 @@ func (imp *importer) environment(line int, id, organizationID string) error {
 	case models.ErrorCode(err) == models.ENOTFOUND && imp.check:
 	case models.ErrorCode(err) == models.ENOTFOUND:
 		env := &models.Environment{ID: id, OrganizationID: organizationID, Name: "imported", CreatedAt: imp.now}
-		if err := imp.store.WriteBatch(imp.ctx, models.Batch{Environments: []*models.Environment{env}}, models.ConflictFail); err != nil {
+		if err := imp.store.WriteBatch(imp.ctx, store.Batch{Environments: []*models.Environment{env}}, store.ConflictFail); err != nil {
 			return err
 		}
 	case err != nil:
@@ -170,7 +171,7 @@ func (imp *importer) flush() error {
 }
 
 func (imp *importer) write(ctx context.Context) error {
-	batch := models.Batch{Subscribers: imp.psubs.rows, Templates: imp.ptpls.rows, Messages: imp.msgs.rows}
+	batch := store.Batch{Subscribers: imp.psubs.rows, Templates: imp.ptpls.rows, Messages: imp.msgs.rows}
 	owners, err := imp.store.OwnersOf(ctx, batch)
 	if err != nil {
 		return err
@@ -190,7 +191,7 @@ func (imp *importer) write(ctx context.Context) error {
 	if imp.check {
 		return nil
 	}
-	return imp.store.WriteBatch(ctx, batch, models.ConflictReplace)
+	return imp.store.WriteBatch(ctx, batch, store.ConflictReplace)
 }
 
 // checkOwners refuses rows whose id the database already holds in another environment:

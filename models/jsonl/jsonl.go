@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 const (
@@ -62,7 +63,7 @@ const rowsPerMessage = 11
 // chunk's conflicts never resolving), the chunks before it stay committed and the error
 // says so: every row is an upsert by id, so running the same import again completes it
 // and ends in the same state as one uninterrupted run.
-func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lines int)) (ImportStats, error) {
+func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(lines int)) (ImportStats, error) {
 	var stats ImportStats
 	// One transaction may run far longer than the live event feed looks back: hold the
 	// feed at its start until it ends, so servers announce every message it commits.
@@ -89,7 +90,7 @@ func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lin
 		}
 	}
 	err = run(ctx, func(ctx context.Context) error {
-		if models.TxAttempt(ctx) > 1 {
+		if store.TxAttempt(ctx) > 1 {
 			if err := reread(); err != nil {
 				return fmt.Errorf("read import again: %w", err)
 			}
@@ -108,7 +109,7 @@ func Import(ctx context.Context, s *models.Store, r io.Reader, progress func(lin
 
 // importChunked is Import on a Galera node: a pass that checks, then a pass that commits
 // chunk by chunk.
-func importChunked(ctx context.Context, s *models.Store, r io.Reader, progress func(lines int), limit models.WriteSetLimit) (ImportStats, error) {
+func importChunked(ctx context.Context, s *store.Store, r io.Reader, progress func(lines int), limit store.WriteSetLimit) (ImportStats, error) {
 	var stats ImportStats
 	file, done, err := rewindable(r)
 	if err != nil {
@@ -213,7 +214,7 @@ func readAll(imp *importer, r io.Reader, progress func(lines int)) error {
 // Export writes every message of an environment as JSON Lines in the shape Import reads,
 // oldest first (createdAt, then _id), and returns how many it wrote. It pages by keyset,
 // so memory stays flat however many messages there are.
-func Export(ctx context.Context, s *models.Store, environmentID string, w io.Writer, progress func(n int)) (int, error) {
+func Export(ctx context.Context, s *store.Store, environmentID string, w io.Writer, progress func(n int)) (int, error) {
 	if _, err := s.Environment(ctx, environmentID); err != nil {
 		return 0, err
 	}

@@ -18,6 +18,7 @@ import (
 	"messages/models/dbtest"
 	"messages/models/jsonl"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 // Fixed ids of the records built in memory for import tests.
@@ -97,7 +98,7 @@ func object(rec map[string]any, key string) map[string]any { return rec[key].(ma
 // transferFixture fills one tenant with a message per channel, messages with and without
 // a template, five created in the same millisecond, and 520 seeded messages, so
 // an export spans two keyset pages.
-func transferFixture(t *testing.T, s *models.Store) *dbtest.Tenant {
+func transferFixture(t *testing.T, s *store.Store) *dbtest.Tenant {
 	t.Helper()
 	tn := dbtest.NewTenant(t, s, "transfer")
 	alice, bob := tn.Subscriber(t, "alice"), tn.Subscriber(t, "bob")
@@ -122,7 +123,7 @@ func transferFixture(t *testing.T, s *models.Store) *dbtest.Tenant {
 
 // exportedFixture builds transferFixture in s and exports it: the file, and its lines,
 // each with its newline.
-func exportedFixture(t *testing.T, s *models.Store) (*dbtest.Tenant, []byte, [][]byte) {
+func exportedFixture(t *testing.T, s *store.Store) (*dbtest.Tenant, []byte, [][]byte) {
 	t.Helper()
 	tn := transferFixture(t, s)
 	file := dbtest.Export(t, s, tn.Env.ID)
@@ -134,7 +135,7 @@ func exportedFixture(t *testing.T, s *models.Store) (*dbtest.Tenant, []byte, [][
 // with a broken line (nothing is written), into another fresh one (a byte-identical round
 // trip), and there again (nothing changes). The fixture is built once, as it is not cheap.
 func TestExportImport(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		tn, file, lines := exportedFixture(t, s)
 
@@ -217,7 +218,7 @@ func TestExportImport(t *testing.T) {
 }
 
 func TestImportUpdatesExistingRecords(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		if _, err := jsonl.Import(ctx, s, bytes.NewReader(importFile(t, 3, nil)), nil); err != nil {
 			t.Fatal(err)
@@ -333,7 +334,7 @@ func TestImportRefusesBadLine(t *testing.T) {
 			object(r, "template")["_organizationId"] = "65f000000000000000000002"
 		}), `line 3: _organizationId "65f000000000000000000002" differs from "65f000000000000000000001"`},
 	}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		for _, tc := range tests {
 			t.Run(tc.name, func(t *testing.T) {
 				_, err := jsonl.Import(context.Background(), s, bytes.NewReader(importFile(t, 5, tc.line3(t))), nil)
@@ -354,7 +355,7 @@ func TestImportRefusesBadLine(t *testing.T) {
 // round trip is byte-identical.
 func TestImportDeletedAtIsText(t *testing.T) {
 	values := map[int]any{1: "", 2: nil, 3: "2024-01-31T10:00:00Z", 4: "last tuesday", 5: "2025-03-01T08:00:00.000Z"}
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		file := importFile(t, 5, func(k int, rec map[string]any) []byte {
 			tpl := object(rec, "template")
@@ -402,7 +403,7 @@ func TestImportDeletedAtIsText(t *testing.T) {
 }
 
 func TestImportRoundTripsLargePayloads(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		file := importFile(t, 2, func(_ int, rec map[string]any) []byte {
 			rec["payload"] = map[string]any{"blob": strings.Repeat("é", 1<<19)} // 1 MiB
 			b, _ := json.Marshal(rec)
@@ -428,7 +429,7 @@ func TestImportRoundTripsLargePayloads(t *testing.T) {
 }
 
 func TestImportRefusesAnotherTenantsRecords(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		other := dbtest.NewTenant(t, s, "other")
 		theirs := other.Subscriber(t, "user-2")
 		mine := dbtest.NewTenant(t, s, "mine")
@@ -489,7 +490,7 @@ func TestImportRefusesAnotherTenantsRecords(t *testing.T) {
 }
 
 func TestExportUnknownEnvironment(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		dbtest.NewTenant(t, s, "known")
 		for _, id := range []string{"65f0000000000000000000ff", "not-an-id", ""} {
 			var buf bytes.Buffer
@@ -506,10 +507,10 @@ func TestExportUnknownEnvironment(t *testing.T) {
 // nothing (the first pass checks every line), a file or a stream arrives whole, and
 // importing it again changes nothing.
 func TestImportChunked(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		tn, file, lines := exportedFixture(t, s)
-		limit := models.WriteSetLimit{Certified: true, Rows: 110}
+		limit := store.WriteSetLimit{Certified: true, Rows: 110}
 
 		broken := slices.Clone(lines)
 		broken[509] = []byte(`{"_id":"nope"}` + "\n")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // Defaults of Options.
@@ -55,7 +56,7 @@ type Stats struct {
 // reuses them (inserted only if missing), and by (seed, environment, messages already in
 // the environment) for messages, so seeding again adds new messages whose ids do not
 // collide with earlier runs, other seeds or other environments.
-func Generate(ctx context.Context, s *models.Store, o Options) (Stats, error) {
+func Generate(ctx context.Context, s *store.Store, o Options) (Stats, error) {
 	if o.Messages < 0 || o.Subscribers < 0 || o.Templates < 0 {
 		return Stats{}, models.Errorf(models.EINVALID, "seed counts must not be negative")
 	}
@@ -81,7 +82,7 @@ func Generate(ctx context.Context, s *models.Store, o Options) (Stats, error) {
 	}
 	// Subscribers and templates of an earlier run of the same seed are kept as they are.
 	err = s.Transaction(ctx, func(ctx context.Context) error {
-		return s.WriteBatch(ctx, models.Batch{Subscribers: subs, Templates: rows}, models.ConflictSkip)
+		return s.WriteBatch(ctx, store.Batch{Subscribers: subs, Templates: rows}, store.ConflictSkip)
 	})
 	if err != nil {
 		return stats, err
@@ -103,7 +104,7 @@ func Generate(ctx context.Context, s *models.Store, o Options) (Stats, error) {
 
 // resolveSubscriberIDs points the generated subscribers at the rows the environment holds
 // for their subscriberIds, in case one existed before (the insert then skipped it).
-func resolveSubscriberIDs(ctx context.Context, s *models.Store, environmentID string, subs []*models.Subscriber) error {
+func resolveSubscriberIDs(ctx context.Context, s *store.Store, environmentID string, subs []*models.Subscriber) error {
 	ext := make([]string, len(subs))
 	for i, sub := range subs {
 		ext[i] = sub.SubscriberID
@@ -123,9 +124,9 @@ func resolveSubscriberIDs(ctx context.Context, s *models.Store, environmentID st
 // writeMessages writes n generated messages in batches, each its own commit. One
 // goroutine generates batches; on MySQL two writers take turns, so one converts and sends
 // a batch while the server stores the other's.
-func writeMessages(ctx context.Context, s *models.Store, gen *messageGen, n int, progress func(int)) (int, error) {
+func writeMessages(ctx context.Context, s *store.Store, gen *messageGen, n int, progress func(int)) (int, error) {
 	writers := 1
-	if s.Dialect() == models.DialectMySQL {
+	if s.Dialect() == store.DialectMySQL {
 		writers = 2
 	}
 	ctx, cancel := context.WithCancel(ctx)
@@ -155,7 +156,7 @@ func writeMessages(ctx context.Context, s *models.Store, gen *messageGen, n int,
 		go func() {
 			defer wg.Done()
 			for b := range batches {
-				if err := s.WriteBatch(ctx, models.Batch{Messages: b}, models.ConflictFail); err != nil {
+				if err := s.WriteBatch(ctx, store.Batch{Messages: b}, store.ConflictFail); err != nil {
 					failed <- err
 					cancel()
 					return

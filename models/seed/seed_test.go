@@ -12,6 +12,7 @@ import (
 	"messages/models/dbtest"
 	"messages/models/jsonl"
 	"messages/models/seed"
+	"messages/models/store"
 )
 
 const seedEnv = "6774858000000000000000e1"
@@ -20,7 +21,7 @@ const seedEnv = "6774858000000000000000e1"
 var smallSeed = seed.Options{Seed: 7, EnvironmentID: seedEnv, Messages: 300, Subscribers: 25, Templates: 6}
 
 func TestSeedIsDeterministic(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		dbtest.Seed(t, s, smallSeed)
 		again := dbtest.Open(t, s.Dialect())
 		dbtest.Seed(t, again, smallSeed)
@@ -40,7 +41,7 @@ func TestSeedIsDeterministic(t *testing.T) {
 }
 
 func TestSeedDerivesEnvironmentFromSeed(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		o := seed.Options{Seed: 11, Messages: 20, Subscribers: 3, Templates: 2}
 		first := dbtest.Seed(t, s, o)
 		second := dbtest.Seed(t, dbtest.Open(t, s.Dialect()), o)
@@ -54,7 +55,7 @@ func TestSeedDerivesEnvironmentFromSeed(t *testing.T) {
 }
 
 func TestSeedGeneratesRealisticMessages(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		var progress []int
 		o := smallSeed
 		o.Progress = func(done int) { progress = append(progress, done) }
@@ -117,7 +118,7 @@ func TestSeedGeneratesRealisticMessages(t *testing.T) {
 }
 
 func TestSeedAgainAddsMessages(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		o := smallSeed
 		o.Messages = 100
 		dbtest.Seed(t, s, o)
@@ -131,7 +132,7 @@ func TestSeedAgainAddsMessages(t *testing.T) {
 }
 
 func TestSeedUsesExistingSubscriberWithSameSubscriberID(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "seeded")
 		existing := tn.Subscriber(t, "user-7-00000") // what seed 7 calls its first subscriber
 		o := seed.Options{Seed: 7, EnvironmentID: tn.Env.ID, Messages: 300, Subscribers: 2, Templates: 1}
@@ -155,7 +156,7 @@ func TestSeedUsesExistingSubscriberWithSameSubscriberID(t *testing.T) {
 }
 
 func TestSeedRefusesNegativeCounts(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		_, err := seed.Generate(context.Background(), s, seed.Options{Messages: -1})
 		if models.ErrorCode(err) != models.EINVALID {
 			t.Errorf("seed -1 messages: %v, want EINVALID", err)
@@ -167,7 +168,7 @@ func TestSeedRefusesNegativeCounts(t *testing.T) {
 // which refuses anything outside the SDK's sets, takes its export whole.
 func TestSeedHoldsOnlySDKValues(t *testing.T) {
 	t.Parallel()
-	dbtest.Each(t, func(t *testing.T, s *models.Store) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		dbtest.Seed(t, s, smallSeed)
 		fresh := dbtest.Open(t, s.Dialect())
 		if _, err := jsonl.Import(context.Background(), fresh, bytes.NewReader(dbtest.Export(t, s, seedEnv)), nil); err != nil {

@@ -99,7 +99,7 @@ type Idempotency struct {
 type runningKey struct{ environmentID, key string }
 
 // NewIdempotency returns the idempotency keys kept in store.
-func NewIdempotency(store IdempotencyStore, logger *slog.Logger, now func() time.Time, o IdempotencyOptions) *Idempotency {
+func NewIdempotency(st IdempotencyStore, logger *slog.Logger, now func() time.Time, o IdempotencyOptions) *Idempotency {
 	if o.TTL <= 0 {
 		o.TTL = DefaultIdempotencyOptions.TTL
 	}
@@ -115,7 +115,7 @@ func NewIdempotency(store IdempotencyStore, logger *slog.Logger, now func() time
 	if now == nil {
 		now = time.Now
 	}
-	return &Idempotency{store: store, logger: logger, now: now, opts: o, running: map[runningKey]bool{}}
+	return &Idempotency{store: st, logger: logger, now: now, opts: o, running: map[runningKey]bool{}}
 }
 
 // Guard applies idempotency keys to the POST requests policy says they apply to;

@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"messages/models"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// stampArg is t as a query argument the dialect compares with its stamps.
+func (s *Store) stampArg(t time.Time) any {
+	if s.dialect == DialectSQLite {
+		return t.UTC().Format(models.SQLiteStampLayout)
+	}
+	return t.UTC()
+}
+
+// changeRow is one position as the poll reads it from the messages_changed index.
+type changeRow struct {
+	ID        string
+	ChangedAt models.Stamp
+}
+
+// LatestChange is the newest position in the whole table: where a feed starts when it
+// has nothing to resume. Zero when there are no messages.
+func (s *Store) LatestChange(ctx context.Context) (models.Position, error) {
+	var rows []changeRow
+	err := s.conn(ctx).Table("messages").Select("id, changed_at").
+		Order("changed_at DESC, id DESC").Limit(1).Scan(&rows).Error
+	if err != nil || len(rows) == 0 {
+		return models.Position{}, err
+	}
+	return models.Position{At: rows[0].ChangedAt.Time, ID: rows[0].ID}, nil
+}
+
+// ChangedSince returns up to limit positions of every environment at or after from, and
+// strictly after after when it is set, in changed_at order: the feed's one poll query.
+// It reads only the messages_changed index (changed_at, id).
+func (s *Store) ChangedSince(ctx context.Context, from time.Time, after *models.Position, limit int) ([]models.Position, error) {
+	q := s.conn(ctx).Table("messages").Select("id, changed_at").Where("changed_at >= ?", s.stampArg(from))
+	if after != nil {
+		at := s.stampArg(after.At)
+		q = q.Where("(changed_at > ? OR (changed_at = ? AND id > ?))", at, at, after.ID)
+	}
+	var rows []changeRow
+	if err := q.Order("changed_at, id").Limit(limit).Scan(&rows).Error; err != nil {
+		return nil, err
+	}
+	out := make([]models.Position, len(rows))
+	for i, r := range rows {
+		out[i] = models.Position{At: r.ChangedAt.Time, ID: r.ID}
+	}
+	return out, nil
+}
+
+// ChangedMessages loads the messages with the given ids, of any environment, as they
+// are now, with their subscribers and templates, in changed_at order.
+func (s *Store) ChangedMessages(ctx context.Context, ids []string) ([]*models.Change, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var rows []*models.Message
+	if err := s.conn(ctx).Where("id IN ?", ids).Order("changed_at, id").Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	return s.changes(ctx, rows)
+}
+
+// MessageChanges returns up to limit changes matching f at or after from and strictly
+// after after, in changed_at order: what a subscription resuming from a cursor missed.
+// It reads the (environment_id, subscriber_id, changed_at, id) or (environment_id,
+// changed_at, id) index.
+func (s *Store) MessageChanges(ctx context.Context, f models.ChangeFilter, from time.Time, after models.Position, limit int) ([]*models.Change, error) {
+	q := s.conn(ctx).Model(&models.Message{}).Where("environment_id = ?", f.EnvironmentID)
+	if f.SubscriberID != nil {
+		id, err := s.subscriberInternalID(ctx, f.EnvironmentID, *f.SubscriberID)
+		if errorsIsNotFound(err) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		q = q.Where("subscriber_id = ?", id)
+	}
+	if f.Channel != nil {
+		q = q.Where("channel = ?", string(*f.Channel))
+	}
+	at := s.stampArg(after.At)
+	q = q.Where("changed_at >= ?", s.stampArg(from)).
+		Where("(changed_at > ? OR (changed_at = ? AND id > ?))", at, at, after.ID)
+	var rows []*models.Message
+	if err := q.Order("changed_at, id").Limit(limit).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	return s.changes(ctx, rows)
+}
+
+// changes turns rows into Changes, embedding subscribers and templates per environment.
+func (s *Store) changes(ctx context.Context, rows []*models.Message) ([]*models.Change, error) {
+	out := make([]*models.Change, len(rows))
+	byEnv := map[string][]*models.Message{}
+	for i, m := range rows {
+		m.Normalize()
+		byEnv[m.EnvironmentID] = append(byEnv[m.EnvironmentID], m)
+		out[i] = &models.Change{
+			Message:  m,
+			Position: models.Position{At: m.ChangedAt.Time, ID: m.ID},
+			Created:  m.InsertedAt.Time.Equal(m.ChangedAt.Time),
+		}
+	}
+	for env, msgs := range byEnv {
+		if err := s.embed(ctx, env, msgs, true, true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// ChangeHold is a writer's promise, kept in change_holds, that it is about to write
+// messages in a transaction longer than the feed's lookback window: while it is held,
+// feeds do not move past its start, so rows it commits late are still seen.
+type ChangeHold struct {
+	ID        string
+	StartedAt models.Stamp `gorm:"->"`
+	ExpiresAt models.Stamp
+}
+
+// TableName is change_holds.
+func (ChangeHold) TableName() string { return "change_holds" }
+
+// HoldChanges registers a hold that lasts at most ttl by the database's clock (a writer
+// that dies leaves it behind only that long), committed on its own, outside any
+// transaction ctx carries. release deletes it; call it once the writer's transaction
+// has ended either way.
+func (s *Store) HoldChanges(ctx context.Context, ttl time.Duration) (release func(context.Context) error, err error) {
+	id := models.NewID(s.Now())
+	db := s.db.WithContext(ctx)
+	// Holds of writers that died before releasing them: each new writer clears them.
+	if err := db.Exec("DELETE FROM change_holds WHERE expires_at <= " + s.nowSQL(0)).Error; err != nil {
+		return nil, err
+	}
+	if err := db.Exec("INSERT INTO change_holds (id, expires_at) VALUES (?, "+s.nowSQL(ttl)+")", id).Error; err != nil {
+		return nil, err
+	}
+	return func(ctx context.Context) error {
+		return s.db.WithContext(ctx).Exec("DELETE FROM change_holds WHERE id = ?", id).Error
+	}, nil
+}
+
+// nowSQL is the database's clock plus ahead, as SQL: the clock that stamps the rows.
+func (s *Store) nowSQL(ahead time.Duration) string {
+	us := ahead.Microseconds()
+	if s.dialect == DialectSQLite {
+		return fmt.Sprintf("strftime('%%Y-%%m-%%d %%H:%%M:%%f', 'now', '%+.6f seconds')", float64(us)/1e6)
+	}
+	return fmt.Sprintf("CURRENT_TIMESTAMP(6) + INTERVAL %d MICROSECOND", us)
+}
+
+// OldestHold is the start of the oldest hold not yet expired, or zero, and the
+// database's clock when it was read: one small query that the feed runs every few polls.
+func (s *Store) OldestHold(ctx context.Context) (hold, now time.Time, err error) {
+	var row struct{ Hold, Now models.Stamp }
+	err = s.conn(ctx).Raw("SELECT (SELECT MIN(started_at) FROM change_holds WHERE expires_at > " + s.nowSQL(0) + ") AS hold, " +
+		s.nowSQL(0) + " AS now").Scan(&row).Error
+	return row.Hold.Time, row.Now.Time, err
+}
+
+func errorsIsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"messages/models"
+
+	"gorm.io/gorm"
+)
+
+// ListMessages returns one page of an environment's messages, newest first with ties
+// broken by id descending, so paging is stable. Whatever the page size, it is one
+// statement for the page with its subscribers (readMessages), one more for totalCount
+// when asked and not known from the page, one more for templates that changed.
+func (s *Store) ListMessages(ctx context.Context, environmentID string, f models.ListFilter, p models.Page, o models.ListOptions) (*models.MessagesPage, error) {
+	found, err := s.page(ctx, environmentID, f, window{Offset: p.Number * p.Size, Size: p.Size, Walk: true}, o)
+	if err != nil {
+		return nil, err
+	}
+	return &models.MessagesPage{TotalCount: found.TotalCount, HasMore: found.HasMore, Data: found.Messages, PageSize: p.Size, Page: p.Number}, nil
+}
+
+// filtered returns a query on the environment's messages narrowed by f. The subscriber
+// filter names the external id: the subquery finds the row id in the same statement (an
+// unknown subscriber matches no message, never everyone's), and both databases read it
+// as a constant that bounds the (environment, subscriber, ...) index range.
+func (s *Store) filtered(ctx context.Context, environmentID string, f models.ListFilter) *gorm.DB {
+	q := s.conn(ctx).Model(&models.Message{}).Where("environment_id = ?", environmentID)
+	if f.SubscriberID != nil {
+		q = q.Where(scopedToSubscriber, environmentID, *f.SubscriberID)
+	}
+	if f.Channel != nil {
+		q = q.Where("channel = ?", string(*f.Channel))
+	}
+	if len(f.TransactionIDs) > 0 {
+		q = q.Where("transaction_id IN ?", f.TransactionIDs)
+	}
+	return q
+}
+
+func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {
+	var ids []string
+	err := s.conn(ctx).Model(&models.Subscriber{}).
+		Where("environment_id = ? AND subscriber_id = ?", environmentID, subscriberID).
+		Limit(1).Pluck("id", &ids).Error
+	if err != nil {
+		return "", err
+	}
+	if len(ids) == 0 {
+		return "", gorm.ErrRecordNotFound
+	}
+	return ids[0], nil
+}
+
+// embed attaches subscribers and templates to messages already read, one query for each
+// kind (pages read them with the messages instead: readMessages).
+func (s *Store) embed(ctx context.Context, environmentID string, msgs []*models.Message, subscribers, templates bool) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	db := s.conn(ctx)
+	if subscribers {
+		var rows []*models.Subscriber
+		if err := db.Where("environment_id = ? AND id IN ?", environmentID, distinct(msgs, func(m *models.Message) string { return m.SubscriberID })).
+			Find(&rows).Error; err != nil {
+			return err
+		}
+		byID := make(map[string]*models.Subscriber, len(rows))
+		for _, r := range rows {
+			byID[r.ID] = r
+		}
+		for _, m := range msgs {
+			m.Subscriber = byID[m.SubscriberID]
+		}
+	}
+	if templates {
+		ids := distinct(msgs, func(m *models.Message) string { return m.TemplateID })
+		if len(ids) == 0 {
+			return nil
+		}
+		byID, err := s.templates.read(ctx, s, environmentID, ids)
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			m.Template = byID[m.TemplateID]
+		}
+	}
+	return nil
+}
+
+// distinct returns the non-empty values of key over msgs, each once, in first-seen order.
+func distinct(msgs []*models.Message, key func(*models.Message) string) []string {
+	seen := make(map[string]bool, len(msgs))
+	out := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		if k := key(m); k != "" && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	return out
+}

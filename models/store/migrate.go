@@ -1,0 +1,259 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/database"
+)
+
+// migrations holds the versioned SQL, one folder per dialect with the same versions in
+// each: migrations/mysql and migrations/sqlite.
+//
+//go:embed migrations
+var migrations embed.FS
+
+// Migration names one embedded migration: its version and the rest of its file name
+// (00003_action_columns.sql is version 3, "action_columns").
+type Migration struct {
+	Version int64
+	Name    string
+}
+
+// MigrationState is one migration as `migrate status` shows it.
+type MigrationState struct {
+	Migration
+	Applied   bool
+	AppliedAt time.Time // zero when pending
+	// Unknown marks a version the database records but this binary does not embed: a
+	// newer binary applied it, and Name is empty.
+	Unknown bool
+}
+
+// SchemaTooNewError refuses to work on a database a newer binary has migrated: this
+// binary would not know its tables, and rolling back needs SQL only the newer one has.
+type SchemaTooNewError struct {
+	Database int64 // the highest version applied to the database
+	Binary   int64 // the highest version this binary embeds
+}
+
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this binary's %d: upgrade this binary to a release that includes migration %d "+
+		"(or, to go back to this one, run `migrate down` with the newer binary until the database is at version %d)",
+		e.Database, e.Binary, e.Database, e.Binary)
+}
+
+// ErrNothingToRollBack is MigrateDown's answer when no migration is applied.
+var ErrNothingToRollBack = errors.New("nothing to roll back: the database has no migration applied")
+
+// Migrate applies every pending migration. It refuses, with a *SchemaTooNewError, to run
+// against a database whose schema is newer than this binary knows.
+func (s *Store) Migrate(ctx context.Context) error {
+	_, err := s.MigrateUp(ctx)
+	return err
+}
+
+// MigrateUp applies every pending migration, in version order, and returns those it
+// applied (none when the database is up to date). On MySQL, instances starting together,
+// on one server or on several nodes of a cluster, take turns through the migration lock
+// (migrationLock), so each migration runs once.
+func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	p, err := s.migrator(lost)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refuseNewer(ctx, p); err != nil {
+		return nil, err
+	}
+	// Goose's Up first looks for pending migrations without the lock, creating its
+	// version table if missing; asking for the version takes the lock, so instances
+	// starting together do not race to create that table.
+	if _, err := p.GetDBVersion(ctx); err != nil {
+		return nil, fmt.Errorf("migrate up: %w", err)
+	}
+	results, err := p.Up(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("migrate up: %w", leaseLost(ctx, err))
+	}
+	applied := make([]Migration, 0, len(results))
+	for _, r := range results {
+		applied = append(applied, migrationOf(r.Source))
+	}
+	return applied, nil
+}
+
+// MigrateDown rolls back the most recently applied migration, one step, and returns it.
+// With nothing applied it returns ErrNothingToRollBack and leaves the database untouched.
+func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
+	ctx, lost := context.WithCancelCause(ctx)
+	defer lost(nil)
+	p, err := s.migrator(lost)
+	if err != nil {
+		return Migration{}, err
+	}
+	if err := s.refuseNewer(ctx, p); err != nil {
+		return Migration{}, err
+	}
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return Migration{}, err
+	}
+	if len(applied) == 0 {
+		return Migration{}, ErrNothingToRollBack
+	}
+	r, err := p.Down(ctx)
+	if errors.Is(err, goose.ErrNoNextVersion) {
+		return Migration{}, ErrNothingToRollBack
+	}
+	if err != nil {
+		return Migration{}, fmt.Errorf("migrate down: %w", leaseLost(ctx, err))
+	}
+	return migrationOf(r.Source), nil
+}
+
+// MigrationStatus lists every migration this binary embeds, applied or pending, and any
+// the database records that this binary does not know, in version order. It only reads:
+// asking about a fresh database leaves it untouched.
+func (s *Store) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+	p, err := s.migrator(nil)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []MigrationState
+	for _, src := range p.ListSources() {
+		at, ok := applied[src.Version]
+		out = append(out, MigrationState{Migration: migrationOf(src), Applied: ok, AppliedAt: at})
+		delete(applied, src.Version)
+	}
+	for v, at := range applied {
+		out = append(out, MigrationState{Migration: Migration{Version: v}, Applied: true, AppliedAt: at, Unknown: true})
+	}
+	slices.SortFunc(out, func(a, b MigrationState) int { return cmp.Compare(a.Version, b.Version) })
+	return out, nil
+}
+
+// migrator is goose's view of the embedded migrations for this store's dialect. It shares
+// the store's pool: never Close it. On MySQL it migrates under the migration lock, which
+// calls lost should another migrator take its lease over.
+func (s *Store) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) {
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
+	var opts []goose.ProviderOption
+	if s.dialect == DialectMySQL {
+		dir, dialect = "migrations/mysql", goose.DialectMySQL
+		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: sqlDB, lost: lost}))
+	}
+	sub, err := fs.Sub(migrations, dir)
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(dialect, sqlDB, sub, opts...)
+}
+
+// refuseNewer returns a *SchemaTooNewError when the database has a version applied that
+// is higher than any this binary embeds.
+func (s *Store) refuseNewer(ctx context.Context, p *goose.Provider) error {
+	applied, err := s.appliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	sources := p.ListSources()
+	if len(sources) == 0 {
+		return nil
+	}
+	newest := sources[len(sources)-1].Version
+	var highest int64
+	for v := range applied {
+		highest = max(highest, v)
+	}
+	if highest > newest {
+		return &SchemaTooNewError{Database: highest, Binary: newest}
+	}
+	return nil
+}
+
+// appliedMigrations returns the versions the database records as applied, with when.
+// Unlike goose's own calls it never creates the version table: a fresh database simply
+// has none. Goose's bookkeeping row, version 0, is left out.
+func (s *Store) appliedMigrations(ctx context.Context) (map[int64]time.Time, error) {
+	var tables int64
+	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+	if s.dialect == DialectSQLite {
+		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	}
+	if err := s.conn(ctx).Raw(q, goose.DefaultTablename).Scan(&tables).Error; err != nil {
+		return nil, fmt.Errorf("read schema version: %w", err)
+	}
+	applied := map[int64]time.Time{}
+	if tables == 0 {
+		return applied, nil
+	}
+	dialect := database.DialectSQLite3
+	if s.dialect == DialectMySQL {
+		dialect = database.DialectMySQL
+	}
+	versions, err := database.NewStore(dialect, goose.DefaultTablename)
+	if err != nil {
+		return nil, err
+	}
+	sqlDB, err := s.db.DB()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := versions.ListMigrations(ctx, sqlDB)
+	if err != nil {
+		return nil, fmt.Errorf("read schema version: %w", err)
+	}
+	// Rows come newest first, so the first row of a version is its current state.
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		if seen[r.Version] || r.Version == 0 {
+			continue
+		}
+		seen[r.Version] = true
+		if !r.IsApplied {
+			continue
+		}
+		m, err := versions.GetMigration(ctx, sqlDB, r.Version)
+		if err != nil {
+			return nil, fmt.Errorf("read schema version: %w", err)
+		}
+		applied[r.Version] = m.Timestamp.UTC()
+	}
+	return applied, nil
+}
+
+// migrationOf names a goose source: 00003_action_columns.sql is {3, "action_columns"}.
+func migrationOf(src *goose.Source) Migration {
+	name := strings.TrimSuffix(path.Base(src.Path), path.Ext(src.Path))
+	if _, rest, ok := strings.Cut(name, "_"); ok {
+		name = rest
+	}
+	return Migration{Version: src.Version, Name: name}
+}
+
+// leaseLost names the cause when a migration failed because its lease was taken over.
+func leaseLost(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, ErrMigrationLeaseLost) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"messages/models"
+	"slices"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// embedded says which records a read attaches to each message.
+type embedded struct {
+	Subscribers bool
+	Templates   bool
+}
+
+// rowOrder is the order readMessages returns messages in.
+type rowOrder int
+
+const (
+	anyOrder    rowOrder = iota
+	newestFirst          // createdAt descending, then id descending: the list order
+	oldestFirst          // createdAt ascending, then id ascending: the export order
+)
+
+// readMessages returns the messages whose ids picks selects (a query on messages that
+// selects id, with its own conditions, order and limit), in order, with the records e
+// asks for, in one statement: the ids are found through picks' index first and the rows
+// joined by primary key after (deep offsets and keyset ranges then walk narrow index
+// entries, not whole rows), each with its subscriber's and its template's version. Both
+// come from the record caches at that version (recordcache.go), so a page costs one
+// statement while its subscribers and templates are unchanged, and one more for each
+// kind of which one changed or is not cached yet.
+//
+// The rows are put in order here, not by the statement: an ORDER BY over the joined rows
+// makes MariaDB sort them, LONGTEXT columns and all, in an on-disk temporary table (the
+// in-memory engine holds no BLOB), for every page.
+func (s *Store) readMessages(ctx context.Context, environmentID string, picks *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
+	// The outer condition on the environment repeats picks' own: it keeps the statement
+	// routable to one shard (docs/scaling.md) and the joined rows within the tenant.
+	q := s.conn(ctx).Table("messages").Joins("JOIN (?) AS picked ON picked.id = messages.id", picks).
+		Where("messages.environment_id = ?", environmentID)
+	columns := []string{messageSelect}
+	if e.Subscribers {
+		q = q.Joins("LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id")
+		columns = append(columns, "s.changed_at AS subscriber_version")
+	}
+	if e.Templates {
+		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
+		columns = append(columns, "t.changed_at AS template_version")
+	}
+	rows, err := q.Select(strings.Join(columns, ", ")).Rows()
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	// Never nil: an empty page is an empty list on the wire, not null.
+	msgs := []*models.Message{}
+	var subscriberVersions, templateVersions []time.Time
+	scan := newJoinedScan(e)
+	budget := models.BudgetFrom(ctx)
+	for rows.Next() {
+		m, err := scan.read(rows)
+		if err != nil {
+			return nil, err
+		}
+		// Charged row by row: a page past the request's budget stops at the row that
+		// crosses it, and the rows after it are never read into memory.
+		if err := budget.Charge(messageBytes(m)); err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, m)
+		subscriberVersions = append(subscriberVersions, scan.subscriberVersion.Time)
+		templateVersions = append(templateVersions, scan.templateVersion.Time)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if e.Subscribers {
+		if err := attach(ctx, s, s.subscribers, subscriberEmbeds, environmentID, msgs, subscriberVersions); err != nil {
+			return nil, err
+		}
+	}
+	if e.Templates {
+		if err := attach(ctx, s, s.templates, templateEmbeds, environmentID, msgs, templateVersions); err != nil {
+			return nil, err
+		}
+	}
+	// What the page takes to encode: each message once more with its subscriber and
+	// template, which are read once and written with every message.
+	if err := chargeEmbedded(budget, msgs); err != nil {
+		return nil, err
+	}
+	if order != anyOrder {
+		slices.SortFunc(msgs, func(a, b *models.Message) int {
+			c := a.CreatedAt.Compare(b.CreatedAt.Time)
+			if c == 0 {
+				c = strings.Compare(a.ID, b.ID)
+			}
+			if order == newestFirst {
+				return -c
+			}
+			return c
+		})
+	}
+	return msgs, nil
+}
