@@ -268,11 +268,30 @@ func (a *app) seedCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stderr, "seeded %+v in %s\n", stats, time.Since(start).Round(time.Millisecond))
+				fmt.Fprintln(a.stderr, seededSummary(stats, time.Since(start)))
 				return nil
 			})
 		},
 	}
+}
+
+// seededSummary is seed's last line: what it wrote and where, in words, naming the demo
+// environment as such, since seeding it is the default.
+func seededSummary(st seed.Stats, took time.Duration) string {
+	where := "environment " + st.EnvironmentID
+	if st.EnvironmentID == demoEnvironmentID {
+		where = "the demo environment " + st.EnvironmentID
+	}
+	return fmt.Sprintf("seeded %s, %s and %s into %s in %s", plural(st.Messages, "message"),
+		plural(st.Subscribers, "subscriber"), plural(st.Templates, "template"), where, took.Round(10*time.Millisecond))
+}
+
+// plural counts n of a noun that takes an s.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // withDatabase opens the database without migrating it, for the migrate commands. GORM
