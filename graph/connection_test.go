@@ -14,6 +14,7 @@ import (
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/service"
 	"messages/models/store"
 )
 
@@ -249,7 +250,7 @@ func TestMessagesConnectionBadInput(t *testing.T) {
 		log := dbtest.RecordStatements(t, s)
 		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
 		endpointB := serve(t, newHandler(s, discard, defaults), f.b)
-		otherSecret := serve(t, graph.NewHandler(&graph.Resolver{Store: s, Logger: discard, Now: time.Now, CursorSecret: []byte("another secret")}, defaults), f.a)
+		otherSecret := serve(t, graph.NewHandler(&graph.Resolver{Service: service.New(service.Options{Store: s, CursorSecret: []byte("another secret")}), Logger: discard, Now: time.Now}, defaults), f.a)
 
 		valid := *connect(t, endpoint, nil, 3, nil).PageInfo.EndCursor
 		validSub := *connect(t, endpoint, map[string]any{"sub": "sub-1"}, 3, nil).PageInfo.EndCursor

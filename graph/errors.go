@@ -14,16 +14,17 @@ import (
 
 // codes maps an error code to the GraphQL extensions.code clients switch on.
 var codes = map[string]string{
-	models.EINVALID:      "BAD_USER_INPUT",
-	models.EMALFORMED:    "BAD_USER_INPUT",
-	models.ENOTFOUND:     "NOT_FOUND",
-	models.EUNAUTHORIZED: "UNAUTHENTICATED",
-	models.EFORBIDDEN:    "FORBIDDEN",
-	models.ERATELIMITED:  "RATE_LIMITED",
-	models.ECONFLICT:     "CONFLICT",
-	models.ETOOLARGE:     "RESPONSE_TOO_LARGE",
-	models.EUNAVAILABLE:  "SERVICE_UNAVAILABLE",
-	models.EINTERNAL:     "INTERNAL_SERVER_ERROR",
+	models.EINVALID:       "BAD_USER_INPUT",
+	models.EMALFORMED:     "BAD_USER_INPUT",
+	models.ENOTFOUND:      "NOT_FOUND",
+	models.EUNAUTHORIZED:  "UNAUTHENTICATED",
+	models.EFORBIDDEN:     "FORBIDDEN",
+	models.ERATELIMITED:   "RATE_LIMITED",
+	models.ECONFLICT:      "CONFLICT",
+	models.ETOOLARGE:      "RESPONSE_TOO_LARGE",
+	models.ECURSOREXPIRED: "CURSOR_EXPIRED",
+	models.EUNAVAILABLE:   "SERVICE_UNAVAILABLE",
+	models.EINTERNAL:      "INTERNAL_SERVER_ERROR",
 }
 
 // ErrorCode is the GraphQL extensions.code of err; anything uncoded is internal.

@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/99designs/gqlgen/graphql"
-
 	"messages/graph/model"
 	"messages/models"
+	"messages/models/service"
 )
 
 // A global id (Relay's Global Object Identification) is base64url, unpadded, of
@@ -20,8 +19,6 @@ const (
 	typeMessage    = "Message"
 	typeSubscriber = "Subscriber"
 	typeTemplate   = "Template"
-	// maxNodes bounds the ids of one nodes query.
-	maxNodes = 100
 	// maxGlobalIDLength is longer than any global id this server issues
 	// (base64 of "Subscriber:" and 24 hex digits is 47 characters).
 	maxGlobalIDLength = 64
@@ -64,16 +61,12 @@ func parseGlobalID(s string) (ref nodeRef, ok bool) {
 // for a record the caller may not see is the one for a missing record, so ids reveal
 // nothing. One query per type, whatever the number of ids.
 func (r *Resolver) resolveNodes(ctx context.Context, ids []string) ([]model.Node, error) {
-	caller, err := models.CallerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if len(ids) > maxNodes {
-		return nil, models.Invalid("ids", len(ids), fmt.Sprintf("ids accepts at most %d global ids, got %d", maxNodes, len(ids)))
+	if len(ids) > service.MaxNodes {
+		return nil, models.Invalid("ids", len(ids), fmt.Sprintf("ids accepts at most %d global ids, got %d", service.MaxNodes, len(ids)))
 	}
 	refs := make([]nodeRef, len(ids))
-	q := models.NodeQuery{SubscriberID: caller.SubscriberID}
-	q.EmbedSubscribers, q.EmbedTemplates = nodeEmbeds(ctx)
+	var q models.NodeQuery
+	q.EmbedSubscribers, q.EmbedTemplates = nodeParts(ctx)
 	seen := map[nodeRef]bool{}
 	for i, id := range ids {
 		ref, ok := parseGlobalID(id)
@@ -94,7 +87,7 @@ func (r *Resolver) resolveNodes(ctx context.Context, ids []string) ([]model.Node
 			q.Templates = append(q.Templates, ref.id)
 		}
 	}
-	found, err := r.Store.Nodes(ctx, caller.EnvironmentID, q)
+	found, err := r.Service.Nodes(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -118,15 +111,4 @@ func (r *Resolver) resolveNodes(ctx context.Context, ids []string) ([]model.Node
 		}
 	}
 	return out, nil
-}
-
-// nodeEmbeds reads whether the selection of node or nodes asks a Message for its
-// subscriber and its template, so a message found by id pays for them only then.
-func nodeEmbeds(ctx context.Context) (subscribers, templates bool) {
-	if !graphql.HasOperationContext(ctx) || graphql.GetFieldContext(ctx) == nil {
-		return true, true
-	}
-	var o models.ListOptions
-	embeddedOptions(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field.Selections, &o)
-	return o.Subscribers, o.Templates
 }

@@ -1,7 +1,7 @@
-// Package graph is the GraphQL API and the resolver layer both APIs end in: the
-// resolvers hold every rule (validation, defaults, tenancy, error codes), /v1 calls the
-// same methods; the gqlgen handler with its limits, error presenter and extensions
-// (idempotency of mutations, observability) lives here too.
+// Package graph is the GraphQL API: the resolvers, which translate GraphQL's arguments
+// and selections into the service's typed inputs (models/service) and its results back,
+// the gqlgen handler with its transports, limits, error presenter and extensions
+// (idempotency of mutations, observability), and the encoders of list queries.
 package graph
 
 //go:generate go tool gqlgen generate
@@ -10,26 +10,13 @@ import (
 	"log/slog"
 	"time"
 
-	"messages/models/changefeed"
-	"messages/models/session"
-	"messages/models/store"
+	"messages/models/service"
 )
 
-// Resolver holds every dependency of the resolvers, built once by main and shared by the
-// GraphQL handler, the REST shim and the HTTP edge (which authenticates and keeps
-// idempotency keys through it: see edge.go).
+// Resolver holds every dependency of the resolvers, built once by main: the service both
+// APIs call, and the logger and clock errors are presented with.
 type Resolver struct {
-	Store  *store.Store
-	Logger *slog.Logger
-	Now    func() time.Time
-	// CursorSecret signs messagesConnection cursors; empty means a random per-process
-	// secret, whose cursors do not survive a restart or work on another instance.
-	CursorSecret []byte
-	// Sessions issues and verifies subscriber session tokens.
-	Sessions *session.Signer
-	// Feed serves messageEvents subscriptions; nil means the server serves none.
-	Feed *changefeed.Feed
-	// EventRetention is how old a messageEvents cursor may be; 0 means
-	// DefaultEventRetention.
-	EventRetention time.Duration
+	Service *service.Service
+	Logger  *slog.Logger
+	Now     func() time.Time
 }

@@ -10,6 +10,7 @@ import (
 	"messages/graph/model"
 	"messages/models"
 	"messages/models/changefeed"
+	"messages/models/service"
 )
 
 // ID is the resolver for the id field.
@@ -35,27 +36,12 @@ func (r *messageEventResolver) Message(ctx context.Context, obj *changefeed.Even
 
 // Cursor is the resolver for the cursor field.
 func (r *messageEventResolver) Cursor(ctx context.Context, obj *changefeed.Event) (string, error) {
-	if obj.Err != nil {
-		return "", nil
-	}
-	return r.eventCursors(obj.Filter()).encode(obj.Resume), nil
+	return r.Service.EventCursor(obj), nil
 }
 
 // MarkMessageAction is the resolver for the markMessageAction field.
 func (r *mutationResolver) MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error) {
-	caller, err := models.CallerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	action, err := parseMarkAction(subscriberID, messageID, typeArg, status, payload)
-	if err != nil {
-		return nil, err
-	}
-	if caller.Scoped() && subscriberID != caller.SubscriberID {
-		// Another subscriber's messages do not exist for a session.
-		return nil, models.Errorf(models.ENOTFOUND, "message not found")
-	}
-	return r.Store.MarkMessageAction(ctx, caller.EnvironmentID, action)
+	return r.Service.Mark(ctx, models.MarkAction{SubscriberID: subscriberID, MessageID: messageID, Type: typeArg, Status: status, Payload: payload})
 }
 
 // Node is the resolver for the node field.
@@ -74,38 +60,18 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, page *int, limit *int) (*models.MessagesPage, error) {
-	caller, err := models.CallerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
-		return nil, err
-	}
-	filter, p, err := parseListArgs(channel, subscriberID, transactionID, page, limit)
-	if err != nil {
-		return nil, err
-	}
-	return r.Store.ListMessages(ctx, caller.EnvironmentID, filter, p, listOptions(ctx))
+	return r.Service.List(ctx, service.ListQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
+		Page: page, Limit: limit, Parts: listParts(ctx)})
 }
 
 // MessagesConnection is the resolver for the messagesConnection field.
 func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*model.MessageConnection, error) {
-	caller, err := models.CallerFrom(ctx)
+	c, err := r.Service.Connection(ctx, service.ConnectionQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
+		First: first, After: after, Parts: connectionParts(ctx)})
 	if err != nil {
 		return nil, err
 	}
-	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
-		return nil, err
-	}
-	args, err := parseConnectionArgs(r.cursorSecret(), caller.EnvironmentID, channel, subscriberID, transactionID, first, after)
-	if err != nil {
-		return nil, err
-	}
-	page, err := r.Store.MessagesAfter(ctx, caller.EnvironmentID, args.filter, args.after, args.first, connectionOptions(ctx))
-	if err != nil {
-		return nil, err
-	}
-	return newConnection(args, page), nil
+	return newConnection(c), nil
 }
 
 // ID is the resolver for the id field.
@@ -115,29 +81,10 @@ func (r *subscriberResolver) ID(ctx context.Context, obj *models.Subscriber) (st
 
 // MessageEvents is the resolver for the messageEvents field.
 func (r *subscriptionResolver) MessageEvents(ctx context.Context, subscriberID *string, channel *models.ChannelType, after *string) (<-chan *changefeed.Event, error) {
-	caller, err := models.CallerFrom(ctx)
+	sub, err := r.Service.Events(ctx, service.EventsQuery{SubscriberID: subscriberID, Channel: channel, After: after})
 	if err != nil {
 		return nil, err
 	}
-	if r.Feed == nil {
-		return nil, models.Errorf(models.EUNAVAILABLE, "live events are not served by this server")
-	}
-	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
-		return nil, err
-	}
-	list, _, err := parseListArgs(channel, subscriberID, nil, nil, nil)
-	if err != nil {
-		return nil, err
-	}
-	filter := models.ChangeFilter{EnvironmentID: caller.EnvironmentID, SubscriberID: list.SubscriberID, Channel: list.Channel}
-	var from *changefeed.Resume
-	if after != nil {
-		if from, err = r.eventCursors(filter).decode(*after, r.Now(), r.eventRetention()); err != nil {
-			return nil, err
-		}
-	}
-	sub := r.Feed.Subscribe(ctx, filter, from)
-	context.AfterFunc(ctx, sub.Close)
 	return sub.Events(), nil
 }
 

@@ -19,6 +19,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/service"
 	"messages/models/store"
 )
 
@@ -34,8 +35,12 @@ func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, n
 // fields cmp cannot read.
 var timeEqual = cmp.Comparer(func(a, b models.Time) bool { return a.Equal(b.Time) })
 
+// testCursorSecret signs the cursors of every handler a test builds, so that two handlers
+// over one store (with and without the list encoders) take each other's cursors.
+var testCursorSecret = []byte("graph tests' cursor secret")
+
 func newHandler(s *store.Store, logger *slog.Logger, o graph.HandlerOptions) http.Handler {
-	return graph.NewHandler(&graph.Resolver{Store: s, Logger: logger, Now: time.Now}, o)
+	return graph.NewHandler(&graph.Resolver{Service: service.New(service.Options{Store: s, CursorSecret: testCursorSecret}), Logger: logger, Now: time.Now}, o)
 }
 
 // serve starts h on a real port at /graphql. A non-nil tenant is put in every request's

@@ -16,8 +16,10 @@ const (
 	ERATELIMITED  = "rate_limited" // too many requests; retry later: 429, RATE_LIMITED
 	ECONFLICT     = "conflict"     // the request collides with another: 409
 	ETOOLARGE     = "too_large"    // the answer would pass the request's byte budget: 422, RESPONSE_TOO_LARGE
-	EUNAVAILABLE  = "unavailable"  // a dependency is down; retry later: 503
-	EINTERNAL     = "internal"     // anything uncoded: 500, INTERNAL_SERVER_ERROR
+	// ECURSOREXPIRED: a cursor older than what the server keeps: 422, CURSOR_EXPIRED.
+	ECURSOREXPIRED = "cursor_expired"
+	EUNAVAILABLE   = "unavailable" // a dependency is down; retry later: 503
+	EINTERNAL      = "internal"    // anything uncoded: 500, INTERNAL_SERVER_ERROR
 )
 
 // Error is an error the API may show to its caller: a code, a human message and, for
@@ -84,7 +86,6 @@ func ErrorMessage(err error) string {
 func Internal(now time.Time) *Error {
 	return &Error{Code: EINTERNAL, Message: "internal error", ID: NewID(now)}
 }
-
 
 // UnavailableRetryAfter is the Retry-After, in seconds, of every 503 for an unreachable
 // database: long enough for a dropped connection to be replaced, short enough that

@@ -15,7 +15,7 @@ import (
 // MaxBodyBytes bounds a request body; a larger one is refused with 413.
 const MaxBodyBytes = 1 << 20
 
-// statusMessage is the resolver's refusal of a status, repeated for non-string statuses.
+// statusMessage is the service's refusal of a status, repeated for non-string statuses.
 const statusMessage = "status must be one of pending, done"
 
 // markMessageAction serves POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}.
@@ -25,9 +25,8 @@ func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	msg, err := s.resolver.Mutation().MarkMessageAction(r.Context(),
-		r.PathValue("subscriberId"), r.PathValue("messageId"), models.ButtonType(r.PathValue("type")),
-		body.status, body.payload)
+	msg, err := s.service.Mark(r.Context(), models.MarkAction{SubscriberID: r.PathValue("subscriberId"),
+		MessageID: r.PathValue("messageId"), Type: models.ButtonType(r.PathValue("type")), Status: body.status, Payload: body.payload})
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
@@ -35,7 +34,7 @@ func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, msg)
 }
 
-// actionBody is the request body in the resolver's argument types.
+// actionBody is the request body in the service's input types.
 type actionBody struct {
 	status  models.MessageActionStatus
 	payload models.JSON
@@ -43,7 +42,7 @@ type actionBody struct {
 
 // parseActionBody reads {"status": ..., "payload"?: ...}. A body that is not one JSON
 // object is malformed (400); a status that is not a JSON string is refused (422); the
-// resolver validates everything else.
+// service validates everything else.
 func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error) {
 	var b actionBody
 	var fields struct {

@@ -1,11 +1,15 @@
 package rest
 
 import (
+	"log/slog"
 	"net/http"
 	"time"
 
 	"messages/cmd/server/edge"
 	"messages/graph"
+	"messages/models/service"
+	"messages/models/session"
+	"messages/models/store"
 )
 
 // ChainOptions are what a test varies of the production chain; the zero value is
@@ -21,11 +25,26 @@ type ChainOptions struct {
 	GraphQL graph.HandlerOptions
 }
 
+// Backend is what the chain runs over: the service both APIs call, the store that keeps
+// idempotency keys, and the logger and clock.
+type Backend struct {
+	Store   *store.Store
+	Service *service.Service
+	Logger  *slog.Logger
+	Now     func() time.Time
+}
+
+// NewBackend builds the service over s, issuing and accepting session tokens with
+// sessions (nil: none).
+func NewBackend(s *store.Store, logger *slog.Logger, now func() time.Time, sessions *session.Signer) Backend {
+	return Backend{Store: s, Service: service.New(service.Options{Store: s, Sessions: sessions, Now: now}), Logger: logger, Now: now}
+}
+
 // Chain is /v1 and /graphql behind the edge's API guards, mounted as cmd/server's routes
 // mount them (edge.Edge.API with each mount's error writer and idempotency policy).
-func Chain(res *graph.Resolver, o ChainOptions) http.Handler {
+func Chain(res Backend, o ChainOptions) http.Handler {
 	if o.Idempotency == nil {
-		o.Idempotency = edge.NewIdempotency(res, res.Logger, res.Now, edge.IdempotencyOptions{})
+		o.Idempotency = edge.NewIdempotency(res.Store, res.Logger, res.Now, edge.IdempotencyOptions{})
 	}
 	inner := func(h http.Handler) http.Handler {
 		if o.Inner != nil {
@@ -33,12 +52,12 @@ func Chain(res *graph.Resolver, o ChainOptions) http.Handler {
 		}
 		return h
 	}
-	rs := NewServer(res)
-	e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res, Limiter: o.Limiter,
+	rs := NewServer(res.Service, res.Logger, res.Now)
+	e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res.Service, Limiter: o.Limiter,
 		Idempotency: o.Idempotency, Timeout: o.Timeout, Errors: rs.Errors()})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: rs.Errors(), Idempotency: NewIdempotencyPolicy()}, inner(rs.Routes())))
 	mux.Handle("/graphql", e.API(edge.Mount{Errors: rs.Errors().WithErrors(graph.ErrorsArray), DeferredIdempotency: graph.IdempotencyPolicy{}, JSONBodies: true},
-		inner(graph.NewHandler(res, o.GraphQL))))
+		inner(graph.NewHandler(&graph.Resolver{Service: res.Service, Logger: res.Logger, Now: res.Now}, o.GraphQL))))
 	return mux
 }

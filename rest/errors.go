@@ -14,16 +14,17 @@ import (
 
 // statuses maps an error code to its HTTP status.
 var statuses = map[string]int{
-	models.EINVALID:      http.StatusUnprocessableEntity,
-	models.EMALFORMED:    http.StatusBadRequest,
-	models.ENOTFOUND:     http.StatusNotFound,
-	models.EUNAUTHORIZED: http.StatusUnauthorized,
-	models.EFORBIDDEN:    http.StatusForbidden,
-	models.ERATELIMITED:  http.StatusTooManyRequests,
-	models.ECONFLICT:     http.StatusConflict,
-	models.ETOOLARGE:     http.StatusUnprocessableEntity,
-	models.EUNAVAILABLE:  http.StatusServiceUnavailable,
-	models.EINTERNAL:     http.StatusInternalServerError,
+	models.EINVALID:       http.StatusUnprocessableEntity,
+	models.EMALFORMED:     http.StatusBadRequest,
+	models.ENOTFOUND:      http.StatusNotFound,
+	models.EUNAUTHORIZED:  http.StatusUnauthorized,
+	models.EFORBIDDEN:     http.StatusForbidden,
+	models.ERATELIMITED:   http.StatusTooManyRequests,
+	models.ECONFLICT:      http.StatusConflict,
+	models.ETOOLARGE:      http.StatusUnprocessableEntity,
+	models.ECURSOREXPIRED: http.StatusUnprocessableEntity,
+	models.EUNAVAILABLE:   http.StatusServiceUnavailable,
+	models.EINTERNAL:      http.StatusInternalServerError,
 }
 
 // statusError is a refusal that only HTTP has words for (405, 413, 415).

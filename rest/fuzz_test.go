@@ -27,7 +27,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/store"
@@ -329,7 +328,7 @@ func FuzzActionPath(f *testing.F) {
 	bob := other.Subscriber(f, "bob")
 	theirs := other.Message(f, bob, other.Template(f, "welcome"), nil)
 
-	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: func() time.Time { return fuzzClock }}
+	res := NewBackend(s, slog.New(slog.NewTextHandler(io.Discard, nil)), func() time.Time { return fuzzClock }, nil)
 	h := Chain(res, ChainOptions{})
 
 	for _, typ := range []string{"primary", "secondary", "PRIMARY", "tertiary", "", "primary ", "\xff"} {

@@ -66,8 +66,8 @@ type idemAPI struct {
 // decides whether it runs.
 func newIdemAPI(t testing.TB, s *store.Store, clock *idemClock, inner func(http.Handler) http.Handler) *idemAPI {
 	t.Helper()
-	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now}
-	a := &idemAPI{store: s, clock: clock, idem: edge.NewIdempotency(res, res.Logger, clock.Now, edge.IdempotencyOptions{})}
+	res := NewBackend(s, slog.New(slog.NewTextHandler(io.Discard, nil)), clock.Now, nil)
+	a := &idemAPI{store: s, clock: clock, idem: edge.NewIdempotency(res.Store, res.Logger, clock.Now, edge.IdempotencyOptions{})}
 	routes := func(h http.Handler) http.Handler {
 		if inner != nil {
 			h = inner(h)

@@ -53,7 +53,7 @@ func newChainAPI(t testing.TB, s *store.Store, o rest.ChainOptions) *api {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &graph.Resolver{Store: s, Logger: slog.New(slog.NewTextHandler(log, nil)), Now: now, Sessions: sessions}
+	res := rest.NewBackend(s, slog.New(slog.NewTextHandler(log, nil)), now, sessions)
 	srv := httptest.NewServer(rest.Chain(res, o))
 	t.Cleanup(srv.Close)
 	return &api{srv: srv, store: s, log: log}

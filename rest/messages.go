@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"messages/models"
+	"messages/models/service"
 )
 
 // listMessages serves GET /v1/messages.
@@ -25,7 +26,8 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	page, err := s.resolver.Query().Messages(r.Context(), q.channel, q.subscriberID, q.transactionIDs, q.page, q.limit)
+	page, err := s.service.List(r.Context(), service.ListQuery{Channel: q.channel, SubscriberID: q.subscriberID,
+		TransactionIDs: q.transactionIDs, Page: q.page, Limit: q.limit, Parts: models.Everything})
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
@@ -35,14 +37,14 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &re) {
 			// The status has gone out: cut the response short, so that no client takes
 			// the part written for a whole page.
-			s.resolver.Logger.ErrorContext(r.Context(), "page cut short", "method", r.Method, "path", r.URL.Path, "error", err)
+			s.logger.ErrorContext(r.Context(), "page cut short", "method", r.Method, "path", r.URL.Path, "error", err)
 			panic(http.ErrAbortHandler)
 		}
 		// Otherwise the client went away; there is no one to tell.
 	}
 }
 
-// listQuery holds GET /v1/messages's query values in the resolver's argument types.
+// listQuery holds GET /v1/messages's query values in the service's input types.
 type listQuery struct {
 	channel        *models.ChannelType
 	subscriberID   *string
@@ -52,7 +54,7 @@ type listQuery struct {
 
 // parseListQuery reads the query string. Only the shape is checked here (integers are
 // integers, brackets only where an array may have them); ranges, enums and defaults are
-// the resolver's. Unknown parameters are ignored.
+// the service's. Unknown parameters are ignored.
 func parseListQuery(v url.Values) (listQuery, error) {
 	var q listQuery
 	if err := refuseBracketForms(v); err != nil {

@@ -43,7 +43,7 @@ func newLimitedAPI(t testing.TB, s *store.Store, o edge.RateLimitOptions) *limit
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = l.Close() })
-	res := &graph.Resolver{Store: s, Logger: logger, Now: func() time.Time { return clock }}
+	res := rest.NewBackend(s, logger, func() time.Time { return clock }, nil)
 	srv := httptest.NewServer(rest.Chain(res, rest.ChainOptions{Limiter: l, GraphQL: graph.HandlerOptions{Limits: graph.DefaultLimits}}))
 	t.Cleanup(srv.Close)
 	return &limitedAPI{api: &api{srv: srv, store: s, log: log}, limiter: l}

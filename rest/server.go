@@ -1,26 +1,29 @@
-// Package rest is the /v1 shim: it keeps the two documented endpoints byte-compatible for
-// existing clients by parsing requests into the resolvers' argument types, calling the
-// same resolver methods as GraphQL, and writing their results, and its errors, as JSON.
+// Package rest is the /v1 shim: it keeps the documented endpoints byte-compatible for
+// existing clients by parsing requests into the service's typed inputs, calling the same
+// service as GraphQL (models/service), and writing its results, and its errors, as JSON.
 // The guards in front of it (authentication, rate limits, idempotency keys, deadlines)
 // are the HTTP edge's, shared with /graphql.
 package rest
 
 import (
+	"log/slog"
 	"net/http"
+	"time"
 
-	"messages/graph"
+	"messages/models/service"
 )
 
-// Server serves the /v1 routes over the resolvers.
+// Server serves the /v1 routes over the service.
 type Server struct {
-	resolver *graph.Resolver
-	errors   ErrorWriter
+	service *service.Service
+	logger  *slog.Logger
+	errors  ErrorWriter
 }
 
-// NewServer returns the /v1 shim over the resolvers, writing errors with their logger
-// and clock.
-func NewServer(r *graph.Resolver) *Server {
-	return &Server{resolver: r, errors: NewErrorWriter(r.Logger, r.Now)}
+// NewServer returns the /v1 shim over svc, logging to logger and stamping error bodies
+// with now.
+func NewServer(svc *service.Service, logger *slog.Logger, now func() time.Time) *Server {
+	return &Server{service: svc, logger: logger, errors: NewErrorWriter(logger, now)}
 }
 
 // Errors is the /v1 error writer, for the edge's guards in front of the routes.

@@ -32,7 +32,7 @@ func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
 		}
 		expiresIn = &n
 	}
-	session, err := s.resolver.CreateSession(r.Context(), subscriberID, expiresIn)
+	session, err := s.service.CreateSession(r.Context(), subscriberID, expiresIn)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return

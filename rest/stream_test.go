@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/service"
 	"messages/models/store"
 )
 
@@ -104,12 +104,12 @@ func TestListMessagesStreamsTheEncodedPage(t *testing.T) {
 		tn := dbtest.NewTenant(t, s, "stream")
 		dbtest.Seed(t, s, seed.Options{Seed: 3, EnvironmentID: tn.Env.ID, Messages: 1000, Subscribers: 50, Templates: 7})
 		now := func() time.Time { return dbtest.Base }
-		res := &graph.Resolver{Store: s, Logger: slog.New(slog.DiscardHandler), Now: now}
+		res := NewBackend(s, slog.New(slog.DiscardHandler), now, nil)
 		srv := httptest.NewServer(edge.Compress()(Chain(res, ChainOptions{})))
 		t.Cleanup(srv.Close)
 
 		for _, limit := range []string{"1000", "10"} {
-			page, err := res.Query().Messages(tn.Context(), nil, nil, nil, nil, intPtr(limit))
+			page, err := res.Service.List(tn.Context(), service.ListQuery{Limit: intPtr(limit), Parts: models.Everything})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -18,9 +18,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
 	"messages/models/dbtest"
 	"messages/models/seed"
+	"messages/models/service"
 	"messages/models/store"
 	"messages/rest"
 )
@@ -48,9 +48,10 @@ func TestWalkRealServer(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		tn := dbtest.NewTenant(t, s, "walk")
 		dbtest.Seed(t, s, seed.Options{Seed: 5, EnvironmentID: tn.Env.ID, Messages: 1_050, Subscribers: 20, Templates: 3})
-		res := &graph.Resolver{Store: s, Logger: slog.New(slog.DiscardHandler), Now: time.Now}
-		rs := rest.NewServer(res)
-		e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res, Errors: rs.Errors()})
+		svc := service.New(service.Options{Store: s})
+		logger := slog.New(slog.DiscardHandler)
+		rs := rest.NewServer(svc, logger, time.Now)
+		e := edge.New(edge.Options{Logger: logger, Now: time.Now, Auth: svc, Errors: rs.Errors()})
 		srv := httptest.NewServer(e.API(edge.Mount{Errors: rs.Errors()}, rs.Routes()))
 		t.Cleanup(srv.Close)
 

@@ -302,13 +302,12 @@ func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*store.
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	s, err := store.Open(openCtx, c.databaseURL, c.pool, store.WithLogger(newLogger(a.stderr, c)))
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(newLogger(a.stderr, c)), store.WithClock(a.now)}, a.storeOptions...)...)
 	cancel()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	s.Now = a.now
 	return f(s)
 }
 

@@ -192,7 +192,7 @@ func galeraBurst(t *testing.T, st *store.Store, instances []*running, apiKey, pa
 		}
 		return fmt.Sprintf(`{"status":"done","payload":{"variant":%q,"n":%d}}`, variant, i)
 	}
-	retriesBefore := store.TransactionRetries().Retries.Load()
+	retriesBefore := transactionRetries(t, instances)
 	replies := make([]galeraReply, burstSize)
 	var wg sync.WaitGroup
 	ready := make(chan struct{})
@@ -237,7 +237,7 @@ func galeraBurst(t *testing.T, st *store.Store, instances []*running, apiKey, pa
 		}
 	}
 	t.Logf("%s: statuses %v (%d executed, %d replayed, %d busy); %d transactions retried",
-		variant, statuses, executed, replayed, busy, store.TransactionRetries().Retries.Load()-retriesBefore)
+		variant, statuses, executed, replayed, busy, transactionRetries(t, instances)-retriesBefore)
 
 	// Exactly one execution per key, as the keys' records say.
 	switch variant {
@@ -422,7 +422,7 @@ func galeraImportWhileMarking(t *testing.T, instances []*running, apiKey, path, 
 	if err := os.WriteFile(file, []byte(export), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	retriesBefore := store.TransactionRetries().Retries.Load()
+	retriesBefore := transactionRetries(t, instances)
 	var unavailable, failed atomic.Int64
 	for round := range 3 {
 		var wg sync.WaitGroup
@@ -454,5 +454,24 @@ func galeraImportWhileMarking(t *testing.T, instances []*running, apiKey, path, 
 		wg.Wait()
 	}
 	t.Logf("3 imports, each during %d marks: %d marks answered 503 and succeeded on their retry, %d failed; %d transactions retried",
-		burstSize, unavailable.Load(), failed.Load(), store.TransactionRetries().Retries.Load()-retriesBefore)
+		burstSize, unavailable.Load(), failed.Load(), transactionRetries(t, instances)-retriesBefore)
+}
+
+// transactionRetries sums the instances' db_transaction_retries_total.
+func transactionRetries(t *testing.T, instances []*running) int {
+	t.Helper()
+	n := 0
+	for _, in := range instances {
+		_, body := get(t, in.base+"/metrics", "")
+		for _, line := range strings.Split(string(body), "\n") {
+			if v, ok := strings.CutPrefix(line, "db_transaction_retries_total "); ok {
+				f, err := strconv.ParseFloat(v, 64)
+				if err != nil {
+					t.Fatalf("metrics: %q", line)
+				}
+				n += int(f)
+			}
+		}
+	}
+	return n
 }

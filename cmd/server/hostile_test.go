@@ -42,7 +42,7 @@ var e2eClient = &http.Client{Timeout: 60 * time.Second, Transport: http.DefaultT
 
 // newE2ETenant fills a fresh database of the dialect and starts the server on it, with
 // rate limits out of the way.
-func newE2ETenant(t *testing.T, dialect string) *e2eTenant {
+func newE2ETenant(t *testing.T, dialect string, opts ...store.OpenOption) *e2eTenant {
 	t.Helper()
 	databaseURL := dbtest.URL(t, dialect)
 	st := productionStore(t, databaseURL)
@@ -58,7 +58,7 @@ func newE2ETenant(t *testing.T, dialect string) *e2eTenant {
 	if code != 0 {
 		t.Fatalf("apikey create exited %d: %s", code, stderr)
 	}
-	srv := start(t, "--rate-limit", "100000", "--rate-burst", "100000")
+	srv := startWith(t, opts, "--rate-limit", "100000", "--rate-burst", "100000")
 	t.Cleanup(e2eClient.CloseIdleConnections) // runs before start's stop
 	return &e2eTenant{srv: srv, store: st, key: strings.TrimSpace(stdout), alice: alice, msg: msg, other: other}
 }

@@ -7,9 +7,9 @@ import (
 	"net/http"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
 	"messages/graph/inbox"
 	"messages/models"
+	"messages/models/service"
 )
 
 // inboxSessionPath is where the live inbox asks for its session token, in development.
@@ -28,19 +28,19 @@ var demoSubscriberIDs = func() []string {
 // mountInbox adds the development live inbox: the page at /inbox, its assets, and the
 // endpoint it gets its session tokens from, all by a loopback name only, since the
 // endpoint issues tokens without a key.
-func mountInbox(mux *http.ServeMux, r *graph.Resolver, demoKey string, errs edge.ErrorWriter) {
+func mountInbox(mux *http.ServeMux, svc *service.Service, demoKey string, errs edge.ErrorWriter) {
 	local := edge.LoopbackHost(errs)
 	page := local(inbox.Handler(inbox.Options{Endpoint: "/graphql", SessionEndpoint: inboxSessionPath, Subscribers: demoSubscriberIDs}))
 	mux.Handle("GET /inbox", page)
 	mux.Handle("GET "+inbox.AssetPath, page)
-	mux.Handle("POST "+inboxSessionPath, local(inboxSession(r, demoKey, errs)))
+	mux.Handle("POST "+inboxSessionPath, local(inboxSession(svc, demoKey, errs)))
 }
 
 // inboxSession serves POST /inbox/session in development: {"subscriberId": "..."} gets
 // what POST /v1/inbox/session answers, issued with the demo environment's API key here on
 // the server, so the live inbox page holds a subscriber's token and never the key. Without
 // a demo key (a database given by DATABASE_URL) there is no such endpoint: 404.
-func inboxSession(r *graph.Resolver, demoKey string, errs edge.ErrorWriter) http.Handler {
+func inboxSession(svc *service.Service, demoKey string, errs edge.ErrorWriter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		if demoKey == "" {
 			errs.WriteError(w, req, models.Errorf(models.ENOTFOUND,
@@ -57,12 +57,12 @@ func inboxSession(r *graph.Resolver, demoKey string, errs edge.ErrorWriter) http
 			return
 		}
 		ctx := req.Context()
-		caller, err := r.Authenticate(ctx, demoKey)
+		caller, err := svc.Authenticate(ctx, demoKey)
 		if err != nil {
 			errs.WriteError(w, req, err)
 			return
 		}
-		s, err := r.CreateSession(models.WithCaller(ctx, caller), body.SubscriberID, nil)
+		s, err := svc.CreateSession(models.WithCaller(ctx, caller), body.SubscriberID, nil)
 		if err != nil {
 			errs.WriteError(w, req, err)
 			return

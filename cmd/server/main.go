@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"messages/models/store"
 	"os"
 	"os/signal"
 	"syscall"
@@ -35,6 +36,9 @@ type app struct {
 	now func() time.Time
 	// ready, when set, receives the address the server listens on.
 	ready func(addr string)
+	// storeOptions are added to every store the program opens: a test's seam (a mark
+	// hook, say) into the server it starts in-process.
+	storeOptions []store.OpenOption
 }
 
 // newApp returns the program writing to stdout and stderr, on the wall clock.

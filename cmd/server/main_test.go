@@ -45,9 +45,16 @@ type running struct {
 // start runs `server serve` with args until the test stops it, and returns once it listens.
 func start(t *testing.T, args ...string) *running {
 	t.Helper()
+	return startWith(t, nil, args...)
+}
+
+// startWith is start with opts added to the server's store: a test's seam into it.
+func startWith(t *testing.T, opts []store.OpenOption, args ...string) *running {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	stderr := &syncBuffer{}
 	a := newApp(io.Discard, stderr)
+	a.storeOptions = opts
 	ready := make(chan string, 1)
 	a.ready = func(addr string) { ready <- addr }
 	exit := make(chan int, 1)

@@ -62,11 +62,11 @@ func newObservability(st *store.Store, limiter *edge.RateLimiter, idempotency *e
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "db_transaction_retries_total",
 			Help: "Write transactions run again after losing a conflict (deadlock, lock wait timeout, Galera certification failure).",
-		}, func() float64 { return float64(store.TransactionRetries().Retries.Load()) }),
+		}, func() float64 { return float64(st.Retries().Retries.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "db_transaction_retries_exhausted_total",
 			Help: "Write transactions that lost a conflict on every attempt (or reached their deadline) and were answered 503.",
-		}, func() float64 { return float64(store.TransactionRetries().Exhausted.Load()) }),
+		}, func() float64 { return float64(st.Retries().Exhausted.Load()) }),
 	}
 	if feed != nil {
 		stats := feed.Stats()

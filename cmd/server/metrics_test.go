@@ -22,6 +22,7 @@ import (
 	"messages/graph"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/service"
 	"messages/models/store"
 )
 
@@ -58,12 +59,12 @@ func newObservedServer(t *testing.T, dialect string, burst int, exp sdktrace.Spa
 		}
 		t.Cleanup(func() { shutdownTracing(tp, logger) })
 	}
-	resolver := &graph.Resolver{Store: st, Logger: logger, Now: time.Now}
-	idempotency := edge.NewIdempotency(resolver, logger, time.Now, edge.IdempotencyOptions{})
+	svc := service.New(service.Options{Store: st})
+	idempotency := edge.NewIdempotency(st, logger, time.Now, edge.IdempotencyOptions{})
 	if s.obs, err = newObservability(st, limiter, idempotency, nil, tp, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	s.handler = routes(resolver, config{appEnv: "production"}, "", guards{limiter: limiter, idempotency: idempotency, timeout: edge.DefaultRequestTimeout, obs: s.obs})
+	s.handler = routes(svc, st, logger, time.Now, config{appEnv: "production"}, "", guards{limiter: limiter, idempotency: idempotency, timeout: edge.DefaultRequestTimeout, obs: s.obs})
 	return s
 }
 

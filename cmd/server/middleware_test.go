@@ -60,8 +60,8 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	l := &listener{ln: ln, srv: srv, errc: make(chan error, 1), logger: slog.New(slog.DiscardHandler)}
+	go func() { l.errc <- srv.Serve(ln) }()
 	got := make(chan string, 1)
 	go func() {
 		res, err := http.Get("http://" + ln.Addr().String())
@@ -74,7 +74,7 @@ func TestShutdownDrainsInFlight(t *testing.T) {
 		got <- string(b)
 	}()
 	<-started
-	if err := shutdown(srv, errc, slog.New(slog.DiscardHandler)); err != nil {
+	if err := l.shutdown(); err != nil {
 		t.Fatalf("shutdown: %v", err)
 	}
 	if body := <-got; body != "done" {

@@ -18,7 +18,8 @@ import (
 // transaction (claim, mark, stored response) runs again and the client gets 201, once;
 // a retry replays those bytes. Over /v1 and over GraphQL.
 func TestIdempotentMarkRunsAgainAfterDeadlock(t *testing.T) {
-	e := newE2ETenant(t, store.DialectMySQL)
+	hooks := &dbtest.MarkHooks{}
+	e := newE2ETenant(t, store.DialectMySQL, store.WithMarkHook(hooks.Run))
 	sqlDB, err := e.store.DB().DB()
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +33,7 @@ func TestIdempotentMarkRunsAgainAfterDeadlock(t *testing.T) {
 	var mu sync.Mutex
 	var attempts []int
 	ran := func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(attempts) }
-	defer store.HookMark(e.msg.ID, func(ctx context.Context) error {
+	defer hooks.Set(e.msg.ID, func(ctx context.Context) error {
 		mu.Lock()
 		attempts = append(attempts, store.TxAttempt(ctx))
 		mu.Unlock()

@@ -6,24 +6,20 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v3"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"messages/cmd/server/edge"
 	"messages/graph"
-	"messages/graph/playground"
 	"messages/models"
 	"messages/models/changefeed"
+	"messages/models/service"
 	"messages/models/session"
 	"messages/models/store"
-	"messages/rest"
 )
-
-// shutdownGrace is how long in-flight requests get to finish after SIGTERM.
-const shutdownGrace = 20 * time.Second
 
 // defaultReadTimeout bounds how long a request's headers and body take to arrive: a
 // megabyte on a slow mobile link, not a client that sends a byte a minute.
@@ -59,7 +55,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-unauthenticated-connections", Usage: "connections, all addresses together, on which nothing was authenticated yet; more are answered 503 and closed (0: unbounded)", Value: edge.DefaultMaxUnauthenticatedConnections, Sources: cli.EnvVars("MAX_UNAUTHENTICATED_CONNECTIONS")},
 			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
 			&cli.IntFlag{Name: "response-budget-total", Usage: "bytes every request in flight may hold together; past it requests are refused with 503 until others finish (0: unbounded)", Value: models.DefaultBudgetPool, Sources: cli.EnvVars("RESPONSE_BUDGET_TOTAL")},
-			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: graph.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
+			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: service.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
 			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
@@ -172,134 +168,120 @@ func replicaOptions(cmd *cli.Command, c config) (store.ReplicaOptions, error) {
 // and every other route 503, while connect keeps retrying.
 func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	logger := newLogger(a.stderr, c)
-	logConfig(logger, c)
-	// The program's one clock, for the store, the resolvers and the edge's guards.
 	now := a.now
 	if now == nil {
 		now = time.Now
 	}
-	o.rateLimit.Now = now
-	limiter, err := edge.NewRateLimiter(o.rateLimit, logger)
+	d, err := newDependencies(ctx, c, o, logger, now)
 	if err != nil {
-		return usageError{err}
+		return err
 	}
-	defer limiter.Close()
+	defer d.close()
+	l, err := listen(o, logger, now)
+	if err != nil {
+		return err
+	}
+	logger.Info("listening", "addr", l.ln.Addr().String(), "env", c.appEnv, "database", store.RedactURL(c.databaseURL))
+	logConfig(logger, c)
+	st, demoKey, err := a.open(ctx, c, logger, append([]store.OpenOption{store.WithClock(now), store.WithAuthTTL(o.authTTL)}, a.storeOptions...)...)
+	if err != nil {
+		return l.abandon(ctx, err)
+	}
+	defer st.Close()
+	if err := useReplicas(st, o.replicas, logger); err != nil {
+		return errors.Join(err, l.shutdown())
+	}
+	feed, err := l.startFeed(ctx, st, o.events, logger)
+	if feed == nil {
+		return err
+	}
+	svc := service.New(service.Options{Store: st, Sessions: d.sessions, Feed: feed, CursorSecret: []byte(o.cursorSecret),
+		EventRetention: o.eventRetention, Now: now})
+	idempotency := edge.NewIdempotency(st, logger, now, o.idempotency)
+	go idempotency.PurgeExpired(ctx)
+	pool := models.NewBudgetPool(o.budgetTotal)
+	obs, err := newObservability(st, d.limiter, idempotency, feed, d.tracer, l.conns, pool)
+	if err != nil {
+		return errors.Join(err, l.shutdown())
+	}
+	l.handler.set(routes(svc, st, logger, now, c, demoKey, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter,
+		cors: edge.CORS(o.cors), origins: o.cors.Allows(), idempotency: idempotency, timeout: o.requestTimeout,
+		socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
+	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
+	a.announce(c, l.ln.Addr(), demoKey)
+	return l.wait(ctx)
+}
+
+// dependencies are what serve builds before it listens: the rate limiters, the session
+// signer and the tracer.
+type dependencies struct {
+	limiter, sessionLimiter *edge.RateLimiter
+	sessions                *session.Signer
+	tracer                  *sdktrace.TracerProvider
+	logger                  *slog.Logger
+}
+
+func newDependencies(ctx context.Context, c config, o serveOptions, logger *slog.Logger, now func() time.Time) (*dependencies, error) {
+	d := &dependencies{logger: logger}
+	var err error
+	o.rateLimit.Now = now
+	if d.limiter, err = edge.NewRateLimiter(o.rateLimit, logger); err != nil {
+		return nil, usageError{err}
+	}
 	o.sessionLimit.Now = now
 	o.sessionLimit.RedisKeyPrefix = edge.DefaultRedisKeyPrefix + "session:"
-	sessionLimiter, err := edge.NewRateLimiter(o.sessionLimit, logger)
-	if err != nil {
-		return usageError{err}
+	if d.sessionLimiter, err = edge.NewRateLimiter(o.sessionLimit, logger); err != nil {
+		d.close()
+		return nil, usageError{err}
 	}
-	defer sessionLimiter.Close()
-	if len(o.sessionSecrets) == 0 || len(o.sessionSecrets[0]) == 0 {
-		o.sessionSecrets = [][]byte{session.RandomSecret()}
+	secrets := o.sessionSecrets
+	if len(secrets) == 0 || len(secrets[0]) == 0 {
+		secrets = [][]byte{session.RandomSecret()}
 		if !c.development() {
 			logger.Warn("SESSION_SECRET is not set: session tokens are signed with a random secret, die with this process and work on no other instance")
 		}
 	}
-	sessions, err := session.NewSigner(now, o.sessionSecrets...)
-	if err != nil {
-		return usageError{fmt.Errorf("--session-secret: %w", err)}
+	if d.sessions, err = session.NewSigner(now, secrets...); err != nil {
+		d.close()
+		return nil, usageError{fmt.Errorf("--session-secret: %w", err)}
 	}
-	tracer, err := newTracing(ctx, logger)
-	if err != nil {
-		return usageError{err}
+	if d.tracer, err = newTracing(ctx, logger); err != nil {
+		d.close()
+		return nil, usageError{err}
 	}
-	defer shutdownTracing(tracer, logger)
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
+	return d, nil
+}
+
+// close releases what newDependencies built.
+func (d *dependencies) close() {
+	if d.limiter != nil {
+		_ = d.limiter.Close()
+	}
+	if d.sessionLimiter != nil {
+		_ = d.sessionLimiter.Close()
+	}
+	if d.tracer != nil {
+		shutdownTracing(d.tracer, d.logger)
+	}
+}
+
+// useReplicas points st's lists at the read replicas of o, if any.
+func useReplicas(st *store.Store, o store.ReplicaOptions, logger *slog.Logger) error {
+	if len(o.URLs) == 0 {
+		return nil
+	}
+	o.Logger = logger
+	if err := st.UseReplicas(o); err != nil {
 		return err
 	}
-	conns := edge.NewConnections(o.connections, rest.NewErrorWriter(logger, now))
-	ln = conns.Listen(ln)
-	handler := &switchHandler{}
-	handler.set(startingRoutes(logger, now))
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 5 * time.Second,
-		ReadTimeout:       o.readTimeout,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    128 << 10, // a URI up to edge.MaxURIBytes (longer is 414) and the usual headers; past this net/http answers 431
-		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-		ConnContext:       conns.ConnContext,
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	logger.Info("listening", "addr", ln.Addr().String(), "env", c.appEnv, "database", store.RedactURL(c.databaseURL))
-
-	st, demoKey, err := a.open(ctx, c, logger)
-	if err != nil {
-		if serr := shutdown(srv, errc, logger); serr != nil {
-			return serr
-		}
-		if ctx.Err() != nil {
-			// Stopped while waiting for the database: a clean exit, not a failure.
-			return nil
-		}
-		return err
-	}
-	defer st.Close()
-	st.Now = now
-	st.AuthTTL = o.authTTL
-	if len(o.replicas.URLs) > 0 {
-		o.replicas.Logger = logger
-		if err := st.UseReplicas(o.replicas); err != nil {
-			return errors.Join(err, shutdown(srv, errc, logger))
-		}
-		logger.Info("lists read from replicas", "replicas", len(o.replicas.URLs), "maxLag", o.replicas.MaxLag.String(), "readAfterWrite", o.replicas.ReadAfterWrite.String())
-	}
-
-	o.events.Logger = logger
-	feed := changefeed.New(st, o.events)
-	go func() { _ = feed.Run(ctx) }()
-	// Serve once the feed knows where it starts, so a change made right after a client
-	// subscribed is never taken for one made before the feed began.
-	select {
-	case <-feed.Started():
-	case <-ctx.Done():
-		return shutdown(srv, errc, logger)
-	}
-	// Streams are not requests Shutdown can wait for: end them, and their clients
-	// reconnect to another instance.
-	srv.RegisterOnShutdown(feed.Shutdown)
-	resolver := &graph.Resolver{Store: st, Logger: logger, Now: now, CursorSecret: []byte(o.cursorSecret), Sessions: sessions,
-		Feed: feed, EventRetention: o.eventRetention}
-	idempotency := edge.NewIdempotency(resolver, logger, now, o.idempotency)
-	go idempotency.PurgeExpired(ctx)
-	pool := models.NewBudgetPool(o.budgetTotal)
-	obs, err := newObservability(st, limiter, idempotency, feed, tracer, conns, pool)
-	if err != nil {
-		return errors.Join(err, shutdown(srv, errc, logger))
-	}
-	handler.set(routes(resolver, c, demoKey, guards{limiter: limiter, sessionLimiter: sessionLimiter, cors: edge.CORS(o.cors), origins: o.cors.Allows(),
-		idempotency: idempotency, timeout: o.requestTimeout, socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
-	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
-	if c.development() {
-		// Plain lines, not log records, so they paste as they are.
-		base := "http://" + displayAddr(ln.Addr())
-		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
-		if demoKey != "" {
-			fmt.Fprintf(a.stderr, "Live inbox: %s/inbox\n", base)
-			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", demoKey, base)
-		}
-	}
-	if a.ready != nil {
-		a.ready(ln.Addr().String())
-	}
-
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	return shutdown(srv, errc, logger)
+	logger.Info("lists read from replicas", "replicas", len(o.URLs), "maxLag", o.MaxLag.String(), "readAfterWrite", o.ReadAfterWrite.String())
+	return nil
 }
 
 // open connects to the database, retrying while it is unreachable, and loads the demo
 // into a first-run embedded database.
-func (a *app) open(ctx context.Context, c config, logger *slog.Logger) (*store.Store, string, error) {
-	st, err := connect(ctx, c, logger, startBackoff)
+func (a *app) open(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, string, error) {
+	st, err := connect(ctx, c, logger, startBackoff, opts...)
 	if err != nil {
 		return nil, "", err
 	}
@@ -313,84 +295,20 @@ func (a *app) open(ctx context.Context, c config, logger *slog.Logger) (*store.S
 	return st, demoKey, nil
 }
 
-// shutdown stops accepting, gives in-flight requests shutdownGrace to finish, and
-// returns once the server has stopped.
-func shutdown(srv *http.Server, errc <-chan error, logger *slog.Logger) error {
-	logger.Info("shutting down", "grace", shutdownGrace.String())
-	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		return fmt.Errorf("shutdown: %w", err)
-	}
-	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
-}
-
-// guards are the edge's shared state and settings, built once by serve.
-type guards struct {
-	limiter        *edge.RateLimiter
-	sessionLimiter *edge.RateLimiter
-	cors           edge.Middleware
-	origins        func(origin string) bool
-	idempotency    *edge.Idempotency
-	timeout        time.Duration
-	socket         graph.SocketOptions
-	budget         int64
-	pool           *models.BudgetPool
-	obs            *observability
-}
-
-// routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
-// each mount with its own error shape; everything answers with a request id, in gzip
-// when asked, and a panic anywhere becomes a 500 with an errorId.
-func routes(r *graph.Resolver, c config, demoKey string, g guards) http.Handler {
-	rs := rest.NewServer(r)
-	v1Errors := rs.Errors()
-	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
-	e := edge.New(edge.Options{
-		Logger: r.Logger, Now: r.Now, Auth: r,
-		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
-		Budget: g.budget, BudgetPool: g.pool,
-		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
-		Errors: v1Errors,
-	})
-	g.obs.watched = e.Watched
-	gql := graph.NewHandler(r, graph.HandlerOptions{Introspection: c.introspection, Suggestions: c.development(), Limits: graph.DefaultLimits,
-		Extensions: g.obs.graphqlExtensions(), Gate: e.Gate(), Socket: g.socket})
-	v1 := rs.Routes()
-	mux := http.NewServeMux()
-	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
-	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true},
-		edge.Methods(http.MethodGet, http.MethodPost)(gql)))
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
-		writeStatus(w, http.StatusOK, "ok")
-	})
-	mux.HandleFunc("GET /readyz", readyz(r.Store))
-	mux.Handle("GET /metrics", g.obs.metricsHandler())
-	mux.Handle("GET /openapi.json", rest.OpenAPIHandler())
+// announce prints, in development, where to start: plain lines, not log records, so they
+// paste as they are.
+func (a *app) announce(c config, addr net.Addr, demoKey string) {
 	if c.development() {
-		headers := map[string]string{}
+		base := "http://" + displayAddr(addr)
+		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
 		if demoKey != "" {
-			headers["Authorization"] = "ApiKey " + demoKey
+			fmt.Fprintf(a.stderr, "Live inbox: %s/inbox\n", base)
+			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", demoKey, base)
 		}
-		// Only by a loopback name: the page holds the demo key.
-		pg := edge.LoopbackHost(v1Errors)(playground.Handler(playground.Options{Title: "Messages GraphQL", Endpoint: "/graphql", Headers: headers}))
-		mux.Handle("GET /{$}", pg)
-		mux.Handle("GET "+playground.AssetPath, pg)
-		mountInbox(mux, r, demoKey, v1Errors)
 	}
-	mux.HandleFunc("/", func(w http.ResponseWriter, req *http.Request) {
-		v1Errors.WriteError(w, req, rest.RouteNotFound(req))
-	})
-	return e.Around(mux, mux, v1)
-}
-
-func writeStatus(w http.ResponseWriter, status int, text string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	fmt.Fprintf(w, "{\"status\":%q}\n", text)
+	if a.ready != nil {
+		a.ready(addr.String())
+	}
 }
 
 // displayAddr turns a wildcard listen address into one a person can paste into curl.

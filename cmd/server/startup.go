@@ -49,9 +49,9 @@ func (b *backoff) wait() time.Duration {
 // unreachable, with one log line per failed attempt. It gives up at once on errors that
 // waiting cannot fix (a malformed URL, refused credentials, a schema newer than this
 // binary), and returns ctx's error when ctx ends first.
-func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*store.Store, error) {
+func connect(ctx context.Context, c config, logger *slog.Logger, b backoff, opts ...store.OpenOption) (*store.Store, error) {
 	for attempt := 1; ; attempt++ {
-		s, err := openAndMigrate(ctx, c, logger)
+		s, err := openAndMigrate(ctx, c, logger, opts...)
 		if err == nil {
 			if attempt > 1 {
 				logger.Info("database reachable", "attempts", attempt, "database", store.RedactURL(c.databaseURL))
@@ -78,10 +78,10 @@ func connect(ctx context.Context, c config, logger *slog.Logger, b backoff) (*st
 // openAndMigrate is one attempt of connect, each step under its own deadline so a
 // database that accepts connections but never answers cannot stall the start. GORM logs
 // through logger, as every other part of the server does.
-func openAndMigrate(ctx context.Context, c config, logger *slog.Logger) (*store.Store, error) {
+func openAndMigrate(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, error) {
 	openCtx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	s, err := store.Open(openCtx, c.databaseURL, c.pool, store.WithLogger(logger))
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(logger)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

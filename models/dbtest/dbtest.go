@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -80,11 +81,11 @@ func URL(t testing.TB, dialect string) string {
 	return u.String()
 }
 
-// Open returns a migrated store on a fresh database of the given dialect, closed in
-// t.Cleanup.
-func Open(t testing.TB, dialect string) *store.Store {
+// Open returns a migrated store on a fresh database of the given dialect, opened with
+// opts, closed in t.Cleanup.
+func Open(t testing.TB, dialect string, opts ...store.OpenOption) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), URL(t, dialect), store.DefaultPool)
+	s, err := store.Open(context.Background(), URL(t, dialect), store.DefaultPool, opts...)
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
@@ -95,12 +96,31 @@ func Open(t testing.TB, dialect string) *store.Store {
 	return s
 }
 
-// Each runs f once per dialect as a subtest named after it.
-func Each(t *testing.T, f func(t *testing.T, s *store.Store)) {
+// Each runs f once per dialect as a subtest named after it, on a store opened with opts.
+func Each(t *testing.T, f func(t *testing.T, s *store.Store), opts ...store.OpenOption) {
 	t.Helper()
 	for _, d := range Dialects {
-		t.Run(d, func(t *testing.T) { f(t, Open(t, d)) })
+		t.Run(d, func(t *testing.T) { f(t, Open(t, d, opts...)) })
 	}
+}
+
+// MarkHooks are what tests run inside marks' transactions, by message id: a store opened
+// with store.WithMarkHook(h.Run) runs them.
+type MarkHooks struct{ hooks sync.Map }
+
+// Set makes every mark of messageID run fn until remove is called.
+func (h *MarkHooks) Set(messageID string, fn func(ctx context.Context) error) (remove func()) {
+	h.hooks.Store(messageID, fn)
+	return func() { h.hooks.Delete(messageID) }
+}
+
+// Run is the store's hook: it runs the function set for messageID, if any.
+func (h *MarkHooks) Run(ctx context.Context, messageID string) error {
+	fn, ok := h.hooks.Load(messageID)
+	if !ok {
+		return nil
+	}
+	return fn.(func(ctx context.Context) error)(ctx)
 }
 
 func randomSuffix() string {

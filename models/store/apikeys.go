@@ -127,7 +127,7 @@ func (s *Store) RevokeAPIKey(ctx context.Context, id string) error {
 // unknown or revoked key. A key checked less than AuthTTL ago is not looked up again.
 func (s *Store) Authenticate(ctx context.Context, key string) (models.Caller, error) {
 	hash := HashAPIKey(key)
-	if c, ok := s.auth.get(authKey{hash: hash}, s.Now(), s.AuthTTL); ok {
+	if c, ok := s.auth.get(authKey{hash: hash}, s.Now(), s.o.authTTL); ok {
 		return c, nil
 	}
 	var row struct {
@@ -156,7 +156,7 @@ func (s *Store) Authenticate(ctx context.Context, key string) (models.Caller, er
 // revoking a key ends the sessions it issued.
 func (s *Store) SessionCaller(ctx context.Context, environmentID, keyID, subscriberID string) (models.Caller, error) {
 	k := authKey{environmentID: environmentID, keyID: keyID}
-	if c, ok := s.auth.get(k, s.Now(), s.AuthTTL); ok {
+	if c, ok := s.auth.get(k, s.Now(), s.o.authTTL); ok {
 		c.SubscriberID = subscriberID
 		return c, nil
 	}

@@ -172,7 +172,6 @@ func TestAPIKeyList(t *testing.T) {
 	}
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		s.Now = steppingClock()
 		a := dbtest.NewTenant(t, s, "a")
 		b := dbtest.NewTenant(t, s, "b")
 		key2, second := createKey(t, s, a.Env.ID, "second")
@@ -205,7 +204,7 @@ func TestAPIKeyList(t *testing.T) {
 				}
 			})
 		}
-	})
+	}, store.WithClock(steppingClock()))
 }
 
 func TestAPIKeyRevoke(t *testing.T) {

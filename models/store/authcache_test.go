@@ -16,13 +16,9 @@ import (
 func TestAuthCache(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			stores := instances(t, dialect, 2)
-			a, b := stores[0], stores[1]
 			clock := dbtest.NewClock(time.Now())
-			for _, s := range stores {
-				s.Now = clock.Now
-				s.AuthTTL = 2 * time.Second
-			}
+			stores := instances(t, dialect, 2, store.WithClock(clock.Now), store.WithAuthTTL(2*time.Second))
+			a, b := stores[0], stores[1]
 			ctx := context.Background()
 			tn := dbtest.NewTenant(t, a, "auth")
 			log := dbtest.RecordStatements(t, b)

@@ -30,11 +30,9 @@ const DefaultDatabaseURL = "sqlite:./data/messages.db"
 type Store struct {
 	db      *gorm.DB
 	dialect string
-	// Now is the clock, GORM's NowFunc included; tests replace it for fixed timestamps.
-	Now func() time.Time
-	// AuthTTL is how long a checked credential is trusted without asking the database
-	// again (see authCache); 0 checks every request.
-	AuthTTL     time.Duration
+	// o are the settings Open was given, fixed from then on.
+	o           openOptions
+	retryStats  RetryStats
 	auth        authCache
 	templates   recordCache[models.Template]
 	subscribers recordCache[models.Subscriber]
@@ -62,17 +60,17 @@ var DefaultPool = PoolOptions{MaxOpenConns: 20, MaxIdleConns: 10, ConnMaxLifetim
 // sqlite:path. It does not migrate; call Migrate. GORM logs to slog.Default() unless
 // WithLogger says otherwise.
 func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...OpenOption) (*Store, error) {
-	dialect, dialector, err := dialectorFor(databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	o := openOptions{slow: DefaultSlowThreshold}
+	o := defaultOpenOptions()
 	for _, opt := range opts {
 		opt(&o)
 	}
+	dialect, dialector, err := dialectorFor(databaseURL, o.hostRetryAfter)
+	if err != nil {
+		return nil, err
+	}
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
-	// Now fixes every timestamp.
-	s := &Store{dialect: dialect, Now: time.Now, AuthTTL: DefaultAuthTTL, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache(),
+	// the clock fixes every timestamp.
+	s := &Store{dialect: dialect, o: o, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache(),
 		gormLog: newGormLogger(o)}
 	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
@@ -103,6 +101,9 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 	}
 	return s, nil
 }
+
+// Now is the store's clock (WithClock).
+func (s *Store) Now() time.Time { return s.o.now() }
 
 // gormConfig is how the store's handles are opened, the primary's and the replicas'.
 func (s *Store) gormConfig() *gorm.Config {
@@ -168,7 +169,7 @@ func sqlitePath(databaseURL string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
 }
 
-func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
+func dialectorFor(databaseURL string, hostRetryAfter time.Duration) (string, gorm.Dialector, error) {
 	if err := CheckDatabaseURL(databaseURL); err != nil {
 		return "", nil, err
 	}
@@ -177,7 +178,7 @@ func dialectorFor(databaseURL string) (string, gorm.Dialector, error) {
 		if err != nil {
 			return "", nil, err
 		}
-		return DialectMySQL, mysqlDialector(dsn), nil
+		return DialectMySQL, mysqlDialector(dsn, hostRetryAfter), nil
 	}
 	path := sqlitePath(databaseURL)
 	if dir := filepath.Dir(path); dir != "." {

@@ -25,7 +25,7 @@ import (
 //   - a host that refuses, does not answer within hostDialTimeout, or answers but is not
 //     synced (Galera's wsrep_ready OFF, wsrep_local_state other than 4, or set to refuse
 //     queries with 1047 "WSREP has not yet prepared node": wsrep_reject_queries)
-//     is passed over for the next and not tried first again for hostRetryAfter;
+//     is passed over for the next and not tried first again for WithHostRetryAfter's time;
 //   - a pooled connection whose host later refuses queries with 1047 (a node leaving the
 //     cluster's primary component, or set to reject queries) is discarded at that error,
 //     and database/sql dials again: the statement was not run, so that is safe;
@@ -47,17 +47,17 @@ import (
 // connection timeout.
 const hostDialTimeout = 2 * time.Second
 
-// hostRetryAfter is how long a host that failed is tried only after the others.
-var hostRetryAfter = 10 * time.Second
+// DefaultHostRetryAfter is how long a host that failed is tried only after the others.
+const DefaultHostRetryAfter = 10 * time.Second
 
 // mysqlDialector is GORM's MySQL dialector for a DSN made by MySQLDSN: the driver's own
 // for one host, hostsConnector's pool for several.
-func mysqlDialector(dsn string) gorm.Dialector {
+func mysqlDialector(dsn string, retryAfter time.Duration) gorm.Dialector {
 	cfg, err := mysqldriver.ParseDSN(dsn)
 	if err != nil || len(splitHosts(cfg.Addr)) == 1 {
 		return mysql.New(mysql.Config{DSN: dsn})
 	}
-	c, err := newHostsConnector(cfg)
+	c, err := newHostsConnector(cfg, retryAfter)
 	if err != nil {
 		return mysql.New(mysql.Config{DSN: dsn})
 	}
@@ -74,10 +74,12 @@ type hostsConnector struct {
 	// later host is closed after its use, so the pool follows it back.
 	latest atomic.Int32
 	now    func() time.Time
+	// retryAfter is how long a host that failed is tried only after the others.
+	retryAfter time.Duration
 }
 
-func newHostsConnector(cfg *mysqldriver.Config) (*hostsConnector, error) {
-	c := &hostsConnector{addrs: splitHosts(cfg.Addr), now: time.Now}
+func newHostsConnector(cfg *mysqldriver.Config, retryAfter time.Duration) (*hostsConnector, error) {
+	c := &hostsConnector{addrs: splitHosts(cfg.Addr), now: time.Now, retryAfter: retryAfter}
 	c.downUntil = make([]atomic.Int64, len(c.addrs))
 	for _, addr := range c.addrs {
 		one := cfg.Clone()
@@ -116,7 +118,7 @@ func (c *hostsConnector) Connect(ctx context.Context) (driver.Conn, error) {
 			}
 		}
 		if err != nil {
-			c.downUntil[i].Store(c.now().Add(hostRetryAfter).UnixNano())
+			c.downUntil[i].Store(c.now().Add(c.retryAfter).UnixNano())
 			errs = append(errs, fmt.Errorf("%s: %w", c.addrs[i], err))
 			if ctx.Err() != nil {
 				break
@@ -257,7 +259,7 @@ func (hc *hostConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.
 
 func (hc *hostConn) refused(err error) error {
 	if err != nil && isNotPrepared(err) {
-		hc.c.downUntil[hc.host].Store(hc.c.now().Add(hostRetryAfter).UnixNano())
+		hc.c.downUntil[hc.host].Store(hc.c.now().Add(hc.c.retryAfter).UnixNano())
 		return fmt.Errorf("%w (%s: %w)", driver.ErrBadConn, hc.c.addrs[hc.host], err)
 	}
 	return err

@@ -69,7 +69,7 @@ func TestHostsConnectorEveryHostDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := newHostsConnector(cfg)
+	c, err := newHostsConnector(cfg, DefaultHostRetryAfter)
 	if err != nil {
 		t.Fatal(err)
 	}

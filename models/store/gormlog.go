@@ -23,8 +23,57 @@ type OpenOption func(*openOptions)
 
 // openOptions are Open's settings besides the pool.
 type openOptions struct {
-	logger *slog.Logger
-	slow   time.Duration
+	logger         *slog.Logger
+	slow           time.Duration
+	now            func() time.Time
+	authTTL        time.Duration
+	retry          RetryPolicy
+	hostRetryAfter time.Duration
+	migrationLease time.Duration
+	markHook       func(ctx context.Context, messageID string) error
+}
+
+// defaultOpenOptions are the settings of an Open given no option.
+func defaultOpenOptions() openOptions {
+	return openOptions{slow: DefaultSlowThreshold, now: time.Now, authTTL: DefaultAuthTTL, retry: DefaultRetryPolicy,
+		hostRetryAfter: DefaultHostRetryAfter, migrationLease: DefaultMigrationLease}
+}
+
+// WithClock makes now the store's clock, GORM's timestamps included, instead of
+// time.Now: tests fix it for fixed timestamps.
+func WithClock(now func() time.Time) OpenOption {
+	return func(o *openOptions) { o.now = now }
+}
+
+// WithAuthTTL sets how long a checked credential is trusted without asking the database
+// again (see authCache), instead of DefaultAuthTTL; 0 checks every request.
+func WithAuthTTL(d time.Duration) OpenOption {
+	return func(o *openOptions) { o.authTTL = d }
+}
+
+// WithRetryPolicy sets how transactions that lose a conflict are run again, instead of
+// DefaultRetryPolicy.
+func WithRetryPolicy(p RetryPolicy) OpenOption {
+	return func(o *openOptions) { o.retry = p }
+}
+
+// WithHostRetryAfter sets how long a host of several that failed is tried only after the
+// others, instead of DefaultHostRetryAfter.
+func WithHostRetryAfter(d time.Duration) OpenOption {
+	return func(o *openOptions) { o.hostRetryAfter = d }
+}
+
+// WithMigrationLease sets how long the migration lease lasts without renewal, instead of
+// DefaultMigrationLease.
+func WithMigrationLease(d time.Duration) OpenOption {
+	return func(o *openOptions) { o.migrationLease = d }
+}
+
+// WithMarkHook makes every mark run hook inside its transaction, after its UPDATE holds
+// the row and before the message is read back; an error from hook fails the attempt as
+// a statement's would. Tests use it to run a conflicting transaction at that moment.
+func WithMarkHook(hook func(ctx context.Context, messageID string) error) OpenOption {
+	return func(o *openOptions) { o.markHook = hook }
 }
 
 // WithLogger sends GORM's warnings, failed statements and slow statements to l as

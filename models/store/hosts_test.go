@@ -116,7 +116,6 @@ func (p *tcpProxy) open() int {
 // TestSeveralHostsMoveBackToTheFirst: the first host down, the pool uses the second;
 // once the first returns, every connection moves back to it.
 func TestSeveralHostsMoveBackToTheFirst(t *testing.T) {
-	defer store.SetHostRetryAfter(200 * time.Millisecond)()
 	u, err := url.Parse(dbtest.URL(t, store.DialectMySQL))
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +124,8 @@ func TestSeveralHostsMoveBackToTheFirst(t *testing.T) {
 	first.stop()
 	u.Host = first.addr + "," + u.Host
 	ctx := context.Background()
-	s, err := store.Open(ctx, u.String(), store.PoolOptions{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: 300 * time.Millisecond, ConnMaxIdleTime: time.Minute})
+	s, err := store.Open(ctx, u.String(), store.PoolOptions{MaxOpenConns: 4, MaxIdleConns: 4, ConnMaxLifetime: 300 * time.Millisecond, ConnMaxIdleTime: time.Minute},
+		store.WithHostRetryAfter(200*time.Millisecond))
 	if err != nil {
 		t.Fatalf("open %s with the first host down: %v", u.Host, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"messages/models"
-	"sync"
 
 	"gorm.io/gorm"
 )
@@ -44,8 +43,10 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a m
 			// Missing, another subscriber's, or another tenant's: the same answer for all.
 			return errNotFound("message")
 		}
-		if err := runMarkHook(ctx, a.MessageID); err != nil {
-			return err
+		if hook := s.o.markHook; hook != nil {
+			if err := noteConflict(ctx, hook(ctx, a.MessageID)); err != nil {
+				return err
+			}
 		}
 		// The record as stored now, with its subscriber and template, in one statement.
 		read, err := s.readMessages(ctx, environmentID,
@@ -72,24 +73,4 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a m
 		return nil, err
 	}
 	return msg, nil
-}
-
-// markHooks holds, by message id, what tests run inside a mark's transaction right after
-// its UPDATE: a conflicting transaction, to prove the mark is run again.
-var markHooks sync.Map
-
-// HookMark makes every mark of messageID run fn inside its transaction, after the UPDATE
-// holds the row and before the message is read back, until remove is called. An error
-// from fn fails the attempt as a statement's would. For tests only.
-func HookMark(messageID string, fn func(ctx context.Context) error) (remove func()) {
-	markHooks.Store(messageID, fn)
-	return func() { markHooks.Delete(messageID) }
-}
-
-func runMarkHook(ctx context.Context, messageID string) error {
-	fn, ok := markHooks.Load(messageID)
-	if !ok {
-		return nil
-	}
-	return noteConflict(ctx, fn.(func(ctx context.Context) error)(ctx))
 }

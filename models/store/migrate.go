@@ -159,7 +159,7 @@ func (s *Store) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) 
 	var opts []goose.ProviderOption
 	if s.dialect == DialectMySQL {
 		dir, dialect = "migrations/mysql", goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: sqlDB, lost: lost}))
+		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: sqlDB, lost: lost, lease: s.o.migrationLease}))
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {

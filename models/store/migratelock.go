@@ -23,8 +23,8 @@ import (
 //     both get it. The lease is claimed by an UPDATE of that one row in a committed
 //     transaction of its own; on Galera the two claims are certified in one order and
 //     exactly one commits (the other's 1213 or unmatched UPDATE means "held"). It expires
-//     unless its holder renews it every migrationLease/3, so a migrator that crashed on
-//     another node blocks the others for at most migrationLease.
+//     unless its holder renews it every third of the lease, so a migrator that crashed on
+//     another node blocks the others for at most the lease (DefaultMigrationLease).
 //
 // The row lease alone would serialise every engine, but a crash would then cost the next
 // start on a single server a whole lease, which GET_LOCK avoids: a lease held by another
@@ -37,6 +37,8 @@ type migrationLock struct {
 	// migrator (the holder stalled for longer than the lease): its next statement fails
 	// rather than running alongside the other's.
 	lost context.CancelCauseFunc
+	// lease is how long the lease lasts without renewal (WithMigrationLease).
+	lease time.Duration
 
 	mu     sync.Mutex
 	holder string        // this claim's id while the lease is held
@@ -47,8 +49,8 @@ type migrationLock struct {
 // migrationLockTable holds the lease: one row, id 1.
 const migrationLockTable = "schema_migration_lock"
 
-// migrationLease is how long a lease lasts without renewal; tests shorten it.
-var migrationLease = 30 * time.Second
+// DefaultMigrationLease is how long a lease lasts without renewal.
+const DefaultMigrationLease = 30 * time.Second
 
 // lockName is per database: named locks are server-wide, and one server may hold several
 // databases. MySQL limits names to 64 characters.
@@ -157,7 +159,7 @@ func (l *migrationLock) tryClaim(ctx context.Context, conn *sql.Conn, holder, no
 	res, err := conn.ExecContext(ctx, "UPDATE "+migrationLockTable+
 		" SET holder = ?, node = ?, expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"+
 		" WHERE id = 1 AND (holder = '' OR expires_at < UTC_TIMESTAMP(6) OR node = ?)",
-		holder, node, migrationLease.Microseconds(), node)
+		holder, node, l.lease.Microseconds(), node)
 	if err != nil {
 		return false, err
 	}
@@ -165,12 +167,12 @@ func (l *migrationLock) tryClaim(ctx context.Context, conn *sql.Conn, holder, no
 	return n == 1, err
 }
 
-// renew extends the lease every migrationLease/3 through the pool (the migrating
+// renew extends the lease every third of it through the pool (the migrating
 // connection is busy), until stop closes. When the row no longer names holder, another
 // migrator took the lease over and the migration is cancelled.
 func (l *migrationLock) renew(holder string, stop <-chan struct{}, done chan<- struct{}) {
 	defer close(done)
-	tick := time.NewTicker(migrationLease / 3)
+	tick := time.NewTicker(l.lease / 3)
 	defer tick.Stop()
 	for {
 		select {
@@ -178,10 +180,10 @@ func (l *migrationLock) renew(holder string, stop <-chan struct{}, done chan<- s
 			return
 		case <-tick.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), migrationLease/3)
+		ctx, cancel := context.WithTimeout(context.Background(), l.lease/3)
 		res, err := l.db.ExecContext(ctx, "UPDATE "+migrationLockTable+
 			" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE id = 1 AND holder = ?",
-			migrationLease.Microseconds(), holder)
+			l.lease.Microseconds(), holder)
 		cancel()
 		if err != nil {
 			// A passing failure (a conflict, a node briefly away): the lease still has

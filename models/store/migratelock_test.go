@@ -13,9 +13,13 @@ import (
 
 // leaseTable opens a store on a fresh MySQL database whose lease row is already held by
 // holder on node until expires, as another migrator would have left it.
+// testLease is the lease these tests run with: long enough for a migration on a shared
+// machine, short enough to watch it expire.
+const testLease = 900 * time.Millisecond
+
 func leaseTable(t *testing.T, holder, node string, expires time.Duration) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), dbtest.URL(t, store.DialectMySQL), store.DefaultPool)
+	s, err := store.Open(context.Background(), dbtest.URL(t, store.DialectMySQL), store.DefaultPool, store.WithMigrationLease(testLease))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +53,6 @@ func leaseHolder(t *testing.T, s *store.Store) string {
 // The lease is a row every node of a cluster sees; these tests play the other node by
 // writing that row themselves. They change the lease's length, so none runs in parallel.
 func TestMigrationLease(t *testing.T) {
-	defer store.SetMigrationLease(900 * time.Millisecond)()
 	ctx := context.Background()
 
 	t.Run("expiredOnAnotherNodeTakenOver", func(t *testing.T) {
@@ -98,7 +101,7 @@ func TestMigrationLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		lost := make(chan error, 1)
-		lock := store.NewMigrationLock(conn, func(cause error) { lost <- cause })
+		lock := store.NewMigrationLock(conn, testLease, func(cause error) { lost <- cause })
 		c, err := conn.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)

@@ -28,9 +28,6 @@ type RetryPolicy struct {
 // answered 503).
 var DefaultRetryPolicy = RetryPolicy{Attempts: 20, BaseDelay: 5 * time.Millisecond, MaxDelay: 400 * time.Millisecond}
 
-// retryPolicy is the policy of every retried transaction; tests shorten it.
-var retryPolicy = DefaultRetryPolicy
-
 // backoff is the wait before attempt n+1, after attempt n (n >= 1) failed.
 func (p RetryPolicy) backoff(n int) time.Duration {
 	bound := p.BaseDelay << min(n-1, 20)
@@ -43,17 +40,15 @@ func (p RetryPolicy) backoff(n int) time.Duration {
 	return rand.N(bound + 1)
 }
 
-// RetryStats counts, for the whole process, what retried transactions did: Retries is
+// RetryStats counts, for one store, what retried transactions did: Retries is
 // how many times one was run again after a conflict, Exhausted how many gave up after
 // their last attempt (or at their deadline) and so reached the client as a 503.
 type RetryStats struct {
 	Retries, Exhausted atomic.Uint64
 }
 
-var retryStats RetryStats
-
-// TransactionRetries returns the process's retry counters, for metrics.
-func TransactionRetries() *RetryStats { return &retryStats }
+// Retries returns the store's retry counters, for metrics.
+func (s *Store) Retries() *RetryStats { return &s.retryStats }
 
 // txState is what one attempt of a transaction learns from the statements it runs.
 type txState struct {
@@ -99,7 +94,7 @@ func TxAttempt(ctx context.Context) int {
 
 // RetryTransaction is Transaction, run again from the start, after a jittered backoff,
 // when it loses a conflict with a concurrent transaction (see IsConflict), up to
-// DefaultRetryPolicy's attempts and never past ctx's deadline: fn must be safe to run
+// its policy's attempts (WithRetryPolicy) and never past ctx's deadline: fn must be safe to run
 // more than once, everything it did in a failed attempt being rolled back, and must not
 // act outside the database before it returns. After the last attempt the conflict is
 // returned, which IsUnavailable reports (503, retry later). Inside an outer transaction
@@ -109,17 +104,17 @@ func (s *Store) RetryTransaction(ctx context.Context, fn func(ctx context.Contex
 	if inTx(ctx) {
 		return s.savepoint(ctx, fn)
 	}
-	p := retryPolicy
+	p := s.o.retry
 	for attempt := 1; ; attempt++ {
 		err := s.attempt(ctx, attempt, fn)
 		if !models.IsConflict(err) {
 			return err
 		}
 		if attempt >= p.Attempts || !sleep(ctx, p.backoff(attempt)) {
-			retryStats.Exhausted.Add(1)
+			s.retryStats.Exhausted.Add(1)
 			return err
 		}
-		retryStats.Retries.Add(1)
+		s.retryStats.Retries.Add(1)
 	}
 }
 

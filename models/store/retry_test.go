@@ -44,7 +44,8 @@ func TestIsConflict(t *testing.T) {
 // another transaction: the mark is run again, succeeds once the other transaction has
 // committed, and its values are the ones that stay.
 func TestMarkRunsAgainAfterDeadlock(t *testing.T) {
-	s := dbtest.Open(t, store.DialectMySQL)
+	hooks := &dbtest.MarkHooks{}
+	s := dbtest.Open(t, store.DialectMySQL, store.WithMarkHook(hooks.Run))
 	f := newMarkFixture(t, s)
 	heavy := make([]string, 10)
 	for i := range heavy {
@@ -54,10 +55,10 @@ func TestMarkRunsAgainAfterDeadlock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	retries := store.TransactionRetries().Retries.Load()
+	retries := s.Retries().Retries.Load()
 	var attempts []int
 	var lost error
-	defer store.HookMark(f.ofAlice.ID, func(ctx context.Context) error {
+	defer hooks.Set(f.ofAlice.ID, func(ctx context.Context) error {
 		attempts = append(attempts, store.TxAttempt(ctx))
 		if store.TxAttempt(ctx) > 1 {
 			return nil
@@ -81,7 +82,7 @@ func TestMarkRunsAgainAfterDeadlock(t *testing.T) {
 	if len(attempts) != 2 || attempts[0] != 1 || attempts[1] != 2 {
 		t.Errorf("the mark ran attempts %v, want [1 2]", attempts)
 	}
-	if n := store.TransactionRetries().Retries.Load() - retries; n < 1 {
+	if n := s.Retries().Retries.Load() - retries; n < 1 {
 		t.Errorf("retries counted %d, want at least 1", n)
 	}
 	want := &models.CTAResult{Type: models.ButtonSecondary, Payload: models.JSON(`{"retried":true}`)}
@@ -96,11 +97,12 @@ func TestMarkRunsAgainAfterDeadlock(t *testing.T) {
 // TestRetryTransactionGivesUp: a transaction that loses every attempt is rolled back each
 // time and returns the conflict, which clients get as a 503, and is counted.
 func TestRetryTransactionGivesUp(t *testing.T) {
+	hooks := &dbtest.MarkHooks{}
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newMarkFixture(t, s)
-		exhausted := store.TransactionRetries().Exhausted.Load()
+		exhausted := s.Retries().Exhausted.Load()
 		var attempts int
-		defer store.HookMark(f.ofAlice.ID, func(ctx context.Context) error {
+		defer hooks.Set(f.ofAlice.ID, func(ctx context.Context) error {
 			attempts++
 			return deadlockError
 		})()
@@ -112,22 +114,23 @@ func TestRetryTransactionGivesUp(t *testing.T) {
 		if attempts != store.DefaultRetryPolicy.Attempts {
 			t.Errorf("%d attempts, want %d", attempts, store.DefaultRetryPolicy.Attempts)
 		}
-		if n := store.TransactionRetries().Exhausted.Load() - exhausted; n < 1 {
+		if n := s.Retries().Exhausted.Load() - exhausted; n < 1 {
 			t.Errorf("exhausted retries counted %d, want at least 1", n)
 		}
 		if a := dbtest.LoadMessage(t, s, f.ofAlice.ID).CTA.Action; a != nil && a.Status == models.ActionDone {
 			t.Errorf("a failed attempt's change stayed: %+v", a)
 		}
-	})
+	}, store.WithMarkHook(hooks.Run))
 }
 
 // TestTransactionRollsBackAConflictFnSwallowed: a store call inside a transaction that
 // loses a conflict fails the transaction even when fn answers without its error, since
 // the server has already rolled back what came before; RetryTransaction runs it again.
 func TestTransactionRollsBackAConflictFnSwallowed(t *testing.T) {
+	hooks := &dbtest.MarkHooks{}
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newMarkFixture(t, s)
-		defer store.HookMark(f.ofAlice.ID, func(ctx context.Context) error {
+		defer hooks.Set(f.ofAlice.ID, func(ctx context.Context) error {
 			if store.TxAttempt(ctx) == 1 {
 				return deadlockError
 			}
@@ -158,5 +161,5 @@ func TestTransactionRollsBackAConflictFnSwallowed(t *testing.T) {
 		if a := dbtest.LoadMessage(t, s, f.ofAlice.ID).CTA.Action; a == nil || a.Status != models.ActionDone {
 			t.Errorf("the retried transaction did not commit: %+v", a)
 		}
-	})
+	}, store.WithMarkHook(hooks.Run))
 }

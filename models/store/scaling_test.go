@@ -416,12 +416,12 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 
 // instances opens n stores on one fresh, migrated database, as n servers behind a load
 // balancer would.
-func instances(t *testing.T, dialect string, n int) []*store.Store {
+func instances(t *testing.T, dialect string, n int, opts ...store.OpenOption) []*store.Store {
 	t.Helper()
 	url := dbtest.URL(t, dialect)
 	stores := make([]*store.Store, n)
 	for i := range stores {
-		s, err := store.Open(context.Background(), url, store.DefaultPool)
+		s, err := store.Open(context.Background(), url, store.DefaultPool, opts...)
 		if err != nil {
 			t.Fatal(err)
 		}

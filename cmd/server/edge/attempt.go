@@ -93,7 +93,7 @@ var errNotKept = errors.New("response not kept")
 // request executes once and its replays are the bytes that committed.
 func (a *attempt) serve(w http.ResponseWriter, r *http.Request, errs ErrorWriter, handle func(res http.ResponseWriter, ctx context.Context)) {
 	var res *responseBuffer
-	err := a.i.store.Transaction(r.Context(), func(ctx context.Context) error {
+	err := a.i.store.RetryTransaction(r.Context(), func(ctx context.Context) error {
 		res = &responseBuffer{header: http.Header{}}
 		a.stored, a.refusal, a.kept = nil, nil, true
 		handle(res, ctx)
@@ -162,7 +162,7 @@ func (i *Idempotency) run(ctx context.Context, key string, serve func(ctx contex
 		return nil, false, err
 	}
 	a := &attempt{i: i, keys: []string{key}, caller: caller, kept: true}
-	err = i.store.Transaction(ctx, func(ctx context.Context) error {
+	err = i.store.RetryTransaction(ctx, func(ctx context.Context) error {
 		a.stored, a.refusal, a.kept = nil, nil, true
 		body = serve(ctx, a)
 		switch {

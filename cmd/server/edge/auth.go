@@ -7,8 +7,7 @@ import (
 	"messages/models"
 )
 
-// Authenticator resolves a request's credential to its caller: the resolver layer, over
-// the store. An API key is the environment's; a session token is one subscriber's.
+// Authenticator resolves a request's credential to its caller (models/service.Service). An API key is the environment's; a session token is one subscriber's.
 type Authenticator interface {
 	Authenticate(ctx context.Context, apiKey string) (models.Caller, error)
 	AuthenticateSession(ctx context.Context, token string) (models.Caller, error)

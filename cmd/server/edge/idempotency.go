@@ -40,12 +40,12 @@ type IdempotencyOptions struct {
 // DefaultIdempotencyOptions keep responses for 24 hours, as Stripe does.
 var DefaultIdempotencyOptions = IdempotencyOptions{TTL: 24 * time.Hour, PurgeInterval: time.Hour, LockWait: time.Second}
 
-// IdempotencyStore keeps idempotency keys and their responses: the resolver layer, over
-// the store. Transaction runs fn in one database transaction that every call made with
-// its context joins, so the key, the change and the response commit together; it may run
-// fn again when the transaction loses a conflict with a concurrent one.
+// IdempotencyStore keeps idempotency keys and their responses (models/store.Store).
+// RetryTransaction runs fn in one database transaction that every call made with its
+// context joins, so the key, the change and the response commit together; it runs fn
+// again when the transaction loses a conflict with a concurrent one.
 type IdempotencyStore interface {
-	Transaction(ctx context.Context, fn func(ctx context.Context) error) error
+	RetryTransaction(ctx context.Context, fn func(ctx context.Context) error) error
 	ClaimIdempotencyKey(ctx context.Context, k *models.IdempotencyKey, lockWait time.Duration) (*models.IdempotencyKey, error)
 	CompleteIdempotencyKey(ctx context.Context, k *models.IdempotencyKey) error
 	PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error)

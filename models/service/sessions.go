@@ -1,4 +1,4 @@
-package graph
+package service
 
 import (
 	"context"
@@ -9,9 +9,8 @@ import (
 	"messages/models/session"
 )
 
-// SubscriberSession is a session token and what it grants: the answer of
-// POST /v1/inbox/session.
-type SubscriberSession struct {
+// Session is a session token and what it grants: the answer of POST /v1/inbox/session.
+type Session struct {
 	Token        string      `json:"token"`
 	SubscriberID string      `json:"subscriberId"`
 	ExpiresAt    models.Time `json:"expiresAt"`
@@ -20,7 +19,7 @@ type SubscriberSession struct {
 // CreateSession exchanges the caller's API key for a token scoped to one subscriber of
 // its environment, valid for expiresIn seconds (session.DefaultTTL when nil). A session
 // cannot create sessions.
-func (r *Resolver) CreateSession(ctx context.Context, subscriberID string, expiresIn *int) (*SubscriberSession, error) {
+func (s *Service) CreateSession(ctx context.Context, subscriberID string, expiresIn *int) (*Session, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
 		return nil, err
@@ -41,27 +40,27 @@ func (r *Resolver) CreateSession(ctx context.Context, subscriberID string, expir
 			return nil, models.Invalid("expiresIn", *expiresIn, "expiresIn must be an integer number of seconds from 60 to 86400")
 		}
 	}
-	if r.Sessions == nil {
+	if s.sessions == nil {
 		return nil, models.Errorf(models.EUNAVAILABLE, "subscriber sessions are not configured on this server")
 	}
-	token, expiresAt, err := r.Sessions.Issue(caller, subscriberID, ttl)
+	token, expiresAt, err := s.sessions.Issue(caller, subscriberID, ttl)
 	if err != nil {
 		return nil, err
 	}
-	return &SubscriberSession{Token: token, SubscriberID: subscriberID, ExpiresAt: models.NewTime(expiresAt)}, nil
+	return &Session{Token: token, SubscriberID: subscriberID, ExpiresAt: models.NewTime(expiresAt)}, nil
 }
 
 // AuthenticateSession resolves a session token to its caller: verified, unexpired, and
 // issued by an API key that is still valid.
-func (r *Resolver) AuthenticateSession(ctx context.Context, token string) (models.Caller, error) {
-	if r.Sessions == nil {
+func (s *Service) AuthenticateSession(ctx context.Context, token string) (models.Caller, error) {
+	if s.sessions == nil {
 		return models.Caller{}, models.Errorf(models.EUNAUTHORIZED, "session tokens are not accepted by this server")
 	}
-	claims, err := r.Sessions.Verify(token)
+	claims, err := s.sessions.Verify(token)
 	if err != nil {
 		return models.Caller{}, err
 	}
-	caller, err := r.Store.SessionCaller(ctx, claims.EnvironmentID, claims.KeyID, claims.Subject)
+	caller, err := s.store.SessionCaller(ctx, claims.EnvironmentID, claims.KeyID, claims.Subject)
 	if err != nil {
 		return models.Caller{}, err
 	}
@@ -69,18 +68,4 @@ func (r *Resolver) AuthenticateSession(ctx context.Context, token string) (model
 		caller.ExpiresAt = claims.ExpiresAt.Time
 	}
 	return caller, nil
-}
-
-// scopedSubscriber applies a session's scope to a list's subscriberId argument: omitted
-// means the session's subscriber, another one is forbidden. An API key's lists are not
-// narrowed.
-func scopedSubscriber(caller models.Caller, subscriberID *string) (*string, error) {
-	if !caller.Scoped() {
-		return subscriberID, nil
-	}
-	if subscriberID != nil && *subscriberID != caller.SubscriberID {
-		return nil, models.Errorf(models.EFORBIDDEN, "this session may read only its own subscriber's messages")
-	}
-	own := caller.SubscriberID
-	return &own, nil
 }
