@@ -229,7 +229,7 @@ func TestHelpListsFlagsVariablesAndDefaults(t *testing.T) {
 			t.Errorf("root --help must say %q:\n%s", want, stdout)
 		}
 	}
-	// The documented configuration (README's table) is all reachable from --help.
+	// The documented configuration (docs/operating.md's table) is all reachable from --help.
 	_, serveHelp, _ := runCLI(t, "", "serve", "--help")
 	for _, env := range []string{"DATABASE_URL", "APP_ENV", "DB_MAX_OPEN_CONNS", "ADDR", "GRAPHQL_INTROSPECTION",
 		"REQUEST_TIMEOUT", "RATE_LIMIT", "RATE_BURST", "REDIS_URL", "IDEMPOTENCY_TTL", "AUTH_CACHE_TTL"} {

@@ -148,7 +148,7 @@ func TestReadReplicasServe(t *testing.T) {
 		if metricValue(t, a.base, `db_list_reads_total{reason="after_write",served_by="primary"}`) != afterWrite+1 {
 			t.Fatal("the list after the mark was not read from the primary as the writer's")
 		}
-		// What README tells clients: another instance's list may lag by the replica's delay.
+		// What docs/operating.md tells clients: another instance's list may lag by the replica's delay.
 		if got := targetStatus(b); got != models.ActionPending {
 			t.Fatalf("the other instance listed %s within the replica's 3 s delay; the test proves nothing", got)
 		}

@@ -15,7 +15,7 @@ import (
 
 // ReaderUser is the account the replication pair's ReaderURL logs in as: SELECT and
 // REPLICA MONITOR (to read its own lag) on the replica, nothing else, which is what the
-// README says a read replica's user needs.
+// read replicas section of docs/operating.md says a read replica's user needs.
 const ReaderUser = "reader"
 
 // Replication is a MariaDB primary and one replica of it (MariaDB's own binlog

@@ -262,7 +262,7 @@ func TestReadReplicas(t *testing.T) {
 		if a.ReplicaReads().AfterWrite.Load() != afterWrite+1 {
 			t.Fatal("the read after the write was not counted as such")
 		}
-		// What README warns of: another instance reads the replica, 3 s behind.
+		// What docs/operating.md (Read replicas) warns of: another instance reads the replica, 3 s behind.
 		if got := status(b); got != models.ActionPending {
 			t.Fatalf("another instance listed %s within the replica's delay; the test proves nothing", got)
 		}
@@ -285,7 +285,7 @@ func TestReadReplicas(t *testing.T) {
 	})
 
 	t.Run("withoutReplicaMonitorIsSkipped", func(t *testing.T) {
-		// README: the replica's user needs REPLICA MONITOR to read its lag; without it
+		// docs/operating.md: the replica's user needs REPLICA MONITOR to read its lag; without it
 		// every check is refused and lists read the primary.
 		w.rep.Primary("CREATE USER 'selectonly'@'127.0.0.1'", "GRANT SELECT ON *.* TO 'selectonly'@'127.0.0.1'")
 		w.rep.Sync()

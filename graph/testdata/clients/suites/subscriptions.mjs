@@ -306,7 +306,7 @@ describe('messageEvents subscriptions (graphql-ws and graphql-sse)', () => {
       assert.equal(res.status, 401);
       assert.match(res.headers.get('content-type') ?? '', /json/);
       const body = await res.json();
-      // As /graphql answers any request with a bad credential (README, "GraphQL").
+      // As /graphql answers any request with a bad credential (docs/api.md, "Errors and limits").
       assert.deepEqual(body.errors?.map((e) => e.extensions?.code), ['UNAUTHENTICATED'], JSON.stringify(body));
       assert.equal('data' in body, false, JSON.stringify(body));
     } finally {
