@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v3"
 
 	"messages/models/jsonl"
+	"messages/models/migrate"
 	"messages/models/seed"
 	"messages/models/store"
 )
@@ -88,7 +89,7 @@ deploy the older binary before starting anything else.`,
 							return err
 						}
 						if newest > binary {
-							fmt.Fprintln(a.stderr, "note:", &store.SchemaTooNewError{Database: newest, Binary: binary})
+							fmt.Fprintln(a.stderr, "note:", &migrate.SchemaTooNewError{Database: newest, Binary: binary})
 						}
 						return nil
 					})

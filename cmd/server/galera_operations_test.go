@@ -13,6 +13,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/migrate"
 	"messages/models/store"
 )
 
@@ -60,7 +61,7 @@ func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int
 			t.Fatalf("roll back: %v", err)
 		}
 	}
-	applied := make([][]store.Migration, len(stores))
+	applied := make([][]migrate.Migration, len(stores))
 	errs := make([]error, len(stores))
 	var wg sync.WaitGroup
 	ready := make(chan struct{})

@@ -14,6 +14,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/migrate"
 	"messages/models/seed"
 	"messages/models/store"
 )
@@ -456,7 +457,7 @@ func TestCountMigrationCountsStoredMessages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(applied) == 0 || applied[0] != (store.Migration{Version: 6, Name: "message_counts"}) {
+		if len(applied) == 0 || applied[0] != (migrate.Migration{Version: 6, Name: "message_counts"}) {
 			t.Fatalf("up applied %v, want 6 message_counts first", applied)
 		}
 		var n int64

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"messages/models/migrate"
 	"time"
 	"unicode/utf8"
 
@@ -36,7 +37,7 @@ type openOptions struct {
 // defaultOpenOptions are the settings of an Open given no option.
 func defaultOpenOptions() openOptions {
 	return openOptions{slow: DefaultSlowThreshold, now: time.Now, authTTL: DefaultAuthTTL, retry: DefaultRetryPolicy,
-		hostRetryAfter: DefaultHostRetryAfter, migrationLease: DefaultMigrationLease}
+		hostRetryAfter: DefaultHostRetryAfter, migrationLease: migrate.DefaultLease}
 }
 
 // WithClock makes now the store's clock, GORM's timestamps included, instead of
@@ -64,7 +65,7 @@ func WithHostRetryAfter(d time.Duration) OpenOption {
 }
 
 // WithMigrationLease sets how long the migration lease lasts without renewal, instead of
-// DefaultMigrationLease.
+// migrate.DefaultLease.
 func WithMigrationLease(d time.Duration) OpenOption {
 	return func(o *openOptions) { o.migrationLease = d }
 }

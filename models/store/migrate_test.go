@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"messages/models/migrate"
 	"slices"
 	"strings"
 	"sync"
@@ -67,7 +68,7 @@ type index struct {
 // the migration lock's, which is not part of the schema.
 func tableNames(t *testing.T, s *store.Store) []string {
 	t.Helper()
-	q := "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' AND table_name <> '" + store.MigrationLockTable + "'"
+	q := "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' AND table_name <> '" + migrate.LockTable + "'"
 	if s.Dialect() == store.DialectSQLite {
 		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
 	}
@@ -238,7 +239,7 @@ func TestMigrateDownUpRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := []store.Migration{{Version: 1, Name: "initial"}, {Version: 2, Name: "idempotency"}, {Version: 3, Name: "action_columns"}}
+			want := []migrate.Migration{{Version: 1, Name: "initial"}, {Version: 2, Name: "idempotency"}, {Version: 3, Name: "action_columns"}}
 			if len(applied) < len(want) {
 				t.Fatalf("a fresh database applied %v, want at least %v", applied, want)
 			}
@@ -271,7 +272,7 @@ func TestMigrateDownUpRoundTrip(t *testing.T) {
 			if tables := tableNames(t, s); !slices.Equal(tables, []string{versionTable}) {
 				t.Fatalf("after rolling everything back the database has tables %v, want only %s", tables, versionTable)
 			}
-			if _, err := s.MigrateDown(ctx); !errors.Is(err, store.ErrNothingToRollBack) {
+			if _, err := s.MigrateDown(ctx); !errors.Is(err, migrate.ErrNothingToRollBack) {
 				t.Fatalf("down with nothing applied: %v, want ErrNothingToRollBack", err)
 			}
 
@@ -301,13 +302,13 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 			t.Fatal(err)
 		}
 
-		want := &store.SchemaTooNewError{Database: binary + 96, Binary: binary}
+		want := &migrate.SchemaTooNewError{Database: binary + 96, Binary: binary}
 		for name, run := range map[string]func() error{
 			"Migrate":     func() error { return s.Migrate(ctx) },
 			"MigrateDown": func() error { _, err := s.MigrateDown(ctx); return err },
 		} {
 			err := run()
-			var tooNew *store.SchemaTooNewError
+			var tooNew *migrate.SchemaTooNewError
 			if !errors.As(err, &tooNew) || *tooNew != *want {
 				t.Fatalf("%s = %v, want %v", name, err, want)
 			}
@@ -347,7 +348,7 @@ func TestMigrationStatusOnlyReads(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(status) == 0 || slices.ContainsFunc(status, func(st store.MigrationState) bool { return st.Applied || st.Unknown || st.Name == "" }) {
+			if len(status) == 0 || slices.ContainsFunc(status, func(st migrate.MigrationState) bool { return st.Applied || st.Unknown || st.Name == "" }) {
 				t.Errorf("fresh database status: %+v, want every migration pending and named", status)
 			}
 			if tables := tableNames(t, s); len(tables) != 0 {
@@ -374,13 +375,13 @@ func TestConcurrentMigrateOnMySQL(t *testing.T) {
 		stores[i] = s
 	}
 	var wg sync.WaitGroup
-	applied := make([][]store.Migration, instances)
+	applied := make([][]migrate.Migration, instances)
 	errs := make([]error, instances)
 	for i, s := range stores {
 		wg.Go(func() { applied[i], errs[i] = s.MigrateUp(ctx) })
 	}
 	wg.Wait()
-	var total []store.Migration
+	var total []migrate.Migration
 	for i, err := range errs {
 		if err != nil {
 			t.Errorf("instance %d: %v", i, err)

@@ -1,8 +1,14 @@
-package store
+// Package migrate applies the schema's versioned migrations (embedded SQL, one folder
+// per dialect with the same versions in each) to a database, and takes turns with other
+// migrators: on MySQL, instances starting together on one server or on several nodes of
+// a cluster migrate under a lock and a lease every node sees (lock.go), so each
+// migration runs once.
+package migrate
 
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"embed"
 	"errors"
 	"fmt"
@@ -29,6 +35,26 @@ type Migration struct {
 	Name    string
 }
 
+// DefaultLease is how long the migration lease lasts without renewal.
+const DefaultLease = 30 * time.Second
+
+// Migrator migrates one database. It shares its pool: closing the database is the
+// caller's.
+type Migrator struct {
+	db    *sql.DB
+	mysql bool
+	lease time.Duration
+}
+
+// New returns the migrator of db, a MySQL database when mysql is set and an SQLite one
+// otherwise, whose lease lasts lease (DefaultLease when 0 or less).
+func New(db *sql.DB, mysql bool, lease time.Duration) *Migrator {
+	if lease <= 0 {
+		lease = DefaultLease
+	}
+	return &Migrator{db: db, mysql: mysql, lease: lease}
+}
+
 // MigrationState is one migration as `migrate status` shows it.
 type MigrationState struct {
 	Migration
@@ -52,21 +78,16 @@ func (e *SchemaTooNewError) Error() string {
 		e.Database, e.Binary, e.Database, e.Binary)
 }
 
-// ErrNothingToRollBack is MigrateDown's answer when no migration is applied.
+// ErrNothingToRollBack is Down's answer when no migration is applied.
 var ErrNothingToRollBack = errors.New("nothing to roll back: the database has no migration applied")
 
-// Migrate applies every pending migration. It refuses, with a *SchemaTooNewError, to run
-// against a database whose schema is newer than this binary knows.
-func (s *Store) Migrate(ctx context.Context) error {
-	_, err := s.MigrateUp(ctx)
-	return err
-}
-
-// MigrateUp applies every pending migration, in version order, and returns those it
+// Up applies every pending migration, in version order, and returns those it
 // applied (none when the database is up to date). On MySQL, instances starting together,
 // on one server or on several nodes of a cluster, take turns through the migration lock
 // (migrationLock), so each migration runs once.
-func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
+// It refuses, with a *SchemaTooNewError, to run against a database whose schema is
+// newer than this binary knows.
+func (s *Migrator) Up(ctx context.Context) ([]Migration, error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	p, err := s.migrator(lost)
@@ -93,9 +114,9 @@ func (s *Store) MigrateUp(ctx context.Context) ([]Migration, error) {
 	return applied, nil
 }
 
-// MigrateDown rolls back the most recently applied migration, one step, and returns it.
+// Down rolls back the most recently applied migration, one step, and returns it.
 // With nothing applied it returns ErrNothingToRollBack and leaves the database untouched.
-func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
+func (s *Migrator) Down(ctx context.Context) (Migration, error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
 	p, err := s.migrator(lost)
@@ -122,10 +143,10 @@ func (s *Store) MigrateDown(ctx context.Context) (Migration, error) {
 	return migrationOf(r.Source), nil
 }
 
-// MigrationStatus lists every migration this binary embeds, applied or pending, and any
+// Status lists every migration this binary embeds, applied or pending, and any
 // the database records that this binary does not know, in version order. It only reads:
 // asking about a fresh database leaves it untouched.
-func (s *Store) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
+func (s *Migrator) Status(ctx context.Context) ([]MigrationState, error) {
 	p, err := s.migrator(nil)
 	if err != nil {
 		return nil, err
@@ -147,30 +168,26 @@ func (s *Store) MigrationStatus(ctx context.Context) ([]MigrationState, error) {
 	return out, nil
 }
 
-// migrator is goose's view of the embedded migrations for this store's dialect. It shares
-// the store's pool: never Close it. On MySQL it migrates under the migration lock, which
+// migrator is goose's view of the embedded migrations for the database's dialect. It
+// shares the pool: never Close it. On MySQL it migrates under the migration lock, which
 // calls lost should another migrator take its lease over.
-func (s *Store) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) {
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
+func (s *Migrator) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) {
 	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
 	var opts []goose.ProviderOption
-	if s.dialect == DialectMySQL {
+	if s.mysql {
 		dir, dialect = "migrations/mysql", goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: sqlDB, lost: lost, lease: s.o.migrationLease}))
+		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: s.db, lost: lost, lease: s.lease}))
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(dialect, sqlDB, sub, opts...)
+	return goose.NewProvider(dialect, s.db, sub, opts...)
 }
 
 // refuseNewer returns a *SchemaTooNewError when the database has a version applied that
 // is higher than any this binary embeds.
-func (s *Store) refuseNewer(ctx context.Context, p *goose.Provider) error {
+func (s *Migrator) refuseNewer(ctx context.Context, p *goose.Provider) error {
 	applied, err := s.appliedMigrations(ctx)
 	if err != nil {
 		return err
@@ -193,13 +210,13 @@ func (s *Store) refuseNewer(ctx context.Context, p *goose.Provider) error {
 // appliedMigrations returns the versions the database records as applied, with when.
 // Unlike goose's own calls it never creates the version table: a fresh database simply
 // has none. Goose's bookkeeping row, version 0, is left out.
-func (s *Store) appliedMigrations(ctx context.Context) (map[int64]time.Time, error) {
+func (s *Migrator) appliedMigrations(ctx context.Context) (map[int64]time.Time, error) {
 	var tables int64
-	q := "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
-	if s.dialect == DialectSQLite {
-		q = "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	q := "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
+	if s.mysql {
+		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
 	}
-	if err := s.conn(ctx).Raw(q, goose.DefaultTablename).Scan(&tables).Error; err != nil {
+	if err := s.db.QueryRowContext(ctx, q, goose.DefaultTablename).Scan(&tables); err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
 	applied := map[int64]time.Time{}
@@ -207,18 +224,14 @@ func (s *Store) appliedMigrations(ctx context.Context) (map[int64]time.Time, err
 		return applied, nil
 	}
 	dialect := database.DialectSQLite3
-	if s.dialect == DialectMySQL {
+	if s.mysql {
 		dialect = database.DialectMySQL
 	}
 	versions, err := database.NewStore(dialect, goose.DefaultTablename)
 	if err != nil {
 		return nil, err
 	}
-	sqlDB, err := s.db.DB()
-	if err != nil {
-		return nil, err
-	}
-	rows, err := versions.ListMigrations(ctx, sqlDB)
+	rows, err := versions.ListMigrations(ctx, s.db)
 	if err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
@@ -232,7 +245,7 @@ func (s *Store) appliedMigrations(ctx context.Context) (map[int64]time.Time, err
 		if !r.IsApplied {
 			continue
 		}
-		m, err := versions.GetMigration(ctx, sqlDB, r.Version)
+		m, err := versions.GetMigration(ctx, s.db, r.Version)
 		if err != nil {
 			return nil, fmt.Errorf("read schema version: %w", err)
 		}
@@ -256,4 +269,21 @@ func leaseLost(ctx context.Context, err error) error {
 		return fmt.Errorf("%w: %w", cause, err)
 	}
 	return err
+}
+
+// Applied reports whether the database is at this binary's schema, for readiness probes:
+// every migration of Status applied, none unknown (a newer binary's schema is not one
+// this binary can serve). Like Status it only reads, so probing a fresh database leaves
+// it untouched. An error means the database could not be asked.
+func (s *Migrator) Applied(ctx context.Context) (bool, error) {
+	status, err := s.Status(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range status {
+		if !m.Applied || m.Unknown {
+			return false, nil
+		}
+	}
+	return true, nil
 }

@@ -1,4 +1,4 @@
-package store_test
+package migrate_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/migrate"
 	"messages/models/store"
 )
 
@@ -29,11 +30,11 @@ func leaseTable(t *testing.T, holder, node string, expires time.Duration) *store
 			t.Fatal(err)
 		}
 	}
-	if err := s.DB().Exec("CREATE TABLE " + store.MigrationLockTable +
+	if err := s.DB().Exec("CREATE TABLE " + migrate.LockTable +
 		" (id TINYINT NOT NULL, holder VARCHAR(64) NOT NULL, node VARCHAR(255) NOT NULL, expires_at DATETIME(6) NOT NULL, PRIMARY KEY (id))").Error; err != nil {
 		t.Fatal(err)
 	}
-	if err := s.DB().Exec("INSERT INTO "+store.MigrationLockTable+" VALUES (1, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)",
+	if err := s.DB().Exec("INSERT INTO "+migrate.LockTable+" VALUES (1, ?, ?, UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND)",
 		holder, node, expires.Microseconds()).Error; err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +45,7 @@ func leaseTable(t *testing.T, holder, node string, expires time.Duration) *store
 func leaseHolder(t *testing.T, s *store.Store) string {
 	t.Helper()
 	var holder string
-	if err := s.DB().Raw("SELECT holder FROM " + store.MigrationLockTable + " WHERE id = 1").Scan(&holder).Error; err != nil {
+	if err := s.DB().Raw("SELECT holder FROM " + migrate.LockTable + " WHERE id = 1").Scan(&holder).Error; err != nil {
 		t.Fatal(err)
 	}
 	return holder
@@ -101,7 +102,7 @@ func TestMigrationLease(t *testing.T) {
 			t.Fatal(err)
 		}
 		lost := make(chan error, 1)
-		lock := store.NewMigrationLock(conn, testLease, func(cause error) { lost <- cause })
+		lock := migrate.NewMigrationLock(conn, testLease, func(cause error) { lost <- cause })
 		c, err := conn.Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -116,12 +117,12 @@ func TestMigrationLease(t *testing.T) {
 			t.Errorf("lease held by %q after two leases, want still %q", h, holder)
 		}
 		// Another migrator takes it over (this one stalled): the migration is cancelled.
-		if err := s.DB().Exec("UPDATE " + store.MigrationLockTable + " SET holder = 'other'").Error; err != nil {
+		if err := s.DB().Exec("UPDATE " + migrate.LockTable + " SET holder = 'other'").Error; err != nil {
 			t.Fatal(err)
 		}
 		select {
 		case cause := <-lost:
-			if !errors.Is(cause, store.ErrMigrationLeaseLost) {
+			if !errors.Is(cause, migrate.ErrMigrationLeaseLost) {
 				t.Errorf("cancelled with %v, want ErrMigrationLeaseLost", cause)
 			}
 		case <-time.After(2 * time.Second):

@@ -1,4 +1,4 @@
-package store
+package migrate
 
 import (
 	"context"
@@ -18,13 +18,13 @@ import (
 //  1. MySQL's named lock (GET_LOCK), which instances on one server queue on and which the
 //     server releases the moment its holder's connection closes, so a crashed migrator
 //     never blocks one that starts after it on the same server;
-//  2. a lease in a row of its own table (migrationLockTable), which every node of a
+//  2. a lease in a row of its own table (LockTable), which every node of a
 //     cluster sees: GET_LOCK is local to a Galera node, so two instances on two nodes
 //     both get it. The lease is claimed by an UPDATE of that one row in a committed
 //     transaction of its own; on Galera the two claims are certified in one order and
 //     exactly one commits (the other's 1213 or unmatched UPDATE means "held"). It expires
 //     unless its holder renews it every third of the lease, so a migrator that crashed on
-//     another node blocks the others for at most the lease (DefaultMigrationLease).
+//     another node blocks the others for at most the lease (DefaultLease).
 //
 // The row lease alone would serialise every engine, but a crash would then cost the next
 // start on a single server a whole lease, which GET_LOCK avoids: a lease held by another
@@ -46,11 +46,9 @@ type migrationLock struct {
 	done   chan struct{} // closed when the renewals have ended
 }
 
-// migrationLockTable holds the lease: one row, id 1.
-const migrationLockTable = "schema_migration_lock"
-
-// DefaultMigrationLease is how long a lease lasts without renewal.
-const DefaultMigrationLease = 30 * time.Second
+// LockTable holds the lease: one row, id 1. It is not part of the schema the migrations
+// make.
+const LockTable = "schema_migration_lock"
 
 // lockName is per database: named locks are server-wide, and one server may hold several
 // databases. MySQL limits names to 64 characters.
@@ -91,7 +89,7 @@ func (l *migrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error
 	if stop != nil {
 		close(stop)
 		<-done
-		_, err := conn.ExecContext(ctx, "UPDATE "+migrationLockTable+" SET holder = '', node = '', expires_at = UTC_TIMESTAMP(6) WHERE id = 1 AND holder = ?", holder)
+		_, err := conn.ExecContext(ctx, "UPDATE "+LockTable+" SET holder = '', node = '', expires_at = UTC_TIMESTAMP(6) WHERE id = 1 AND holder = ?", holder)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("free the migration lease: %w", err))
 		}
@@ -107,7 +105,7 @@ func (l *migrationLock) SessionUnlock(ctx context.Context, conn *sql.Conn) error
 func (l *migrationLock) claim(ctx context.Context, conn *sql.Conn) error {
 	// On Galera the DDL is applied in the same order on every node, so two instances
 	// creating the table at once both succeed.
-	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+migrationLockTable+` (
+	if _, err := conn.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS "+LockTable+` (
     id         TINYINT      NOT NULL,
     holder     VARCHAR(64)  NOT NULL,
     node       VARCHAR(255) NOT NULL,
@@ -136,7 +134,7 @@ func (l *migrationLock) claim(ctx context.Context, conn *sql.Conn) error {
 				holder, node string
 				expires      time.Time
 			}
-			_ = conn.QueryRowContext(context.WithoutCancel(ctx), "SELECT holder, node, expires_at FROM "+migrationLockTable+" WHERE id = 1").
+			_ = conn.QueryRowContext(context.WithoutCancel(ctx), "SELECT holder, node, expires_at FROM "+LockTable+" WHERE id = 1").
 				Scan(&other.holder, &other.node, &other.expires)
 			return fmt.Errorf("another instance (on %s) held the migration lease until %s: %w",
 				other.node, other.expires.Format(time.RFC3339), context.DeadlineExceeded)
@@ -152,11 +150,11 @@ func (l *migrationLock) claim(ctx context.Context, conn *sql.Conn) error {
 // tryClaim makes one attempt at the lease: it commits the row naming holder when the
 // lease is free, expired or left behind on this node, and reports whether it did.
 func (l *migrationLock) tryClaim(ctx context.Context, conn *sql.Conn, holder, node string) (bool, error) {
-	if _, err := conn.ExecContext(ctx, "INSERT IGNORE INTO "+migrationLockTable+" (id, holder, node, expires_at) VALUES (1, '', '', UTC_TIMESTAMP(6))"); err != nil {
+	if _, err := conn.ExecContext(ctx, "INSERT IGNORE INTO "+LockTable+" (id, holder, node, expires_at) VALUES (1, '', '', UTC_TIMESTAMP(6))"); err != nil {
 		return false, err
 	}
 	// The DSN sets clientFoundRows, so one affected row means the WHERE matched.
-	res, err := conn.ExecContext(ctx, "UPDATE "+migrationLockTable+
+	res, err := conn.ExecContext(ctx, "UPDATE "+LockTable+
 		" SET holder = ?, node = ?, expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"+
 		" WHERE id = 1 AND (holder = '' OR expires_at < UTC_TIMESTAMP(6) OR node = ?)",
 		holder, node, l.lease.Microseconds(), node)
@@ -181,7 +179,7 @@ func (l *migrationLock) renew(holder string, stop <-chan struct{}, done chan<- s
 		case <-tick.C:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), l.lease/3)
-		res, err := l.db.ExecContext(ctx, "UPDATE "+migrationLockTable+
+		res, err := l.db.ExecContext(ctx, "UPDATE "+LockTable+
 			" SET expires_at = UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND WHERE id = 1 AND holder = ?",
 			l.lease.Microseconds(), holder)
 		cancel()
@@ -196,5 +194,17 @@ func (l *migrationLock) renew(holder string, stop <-chan struct{}, done chan<- s
 			}
 			return
 		}
+	}
+}
+
+// sleep waits d, and reports false instead when ctx ends first.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }

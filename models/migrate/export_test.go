@@ -1,13 +1,10 @@
-package store
+package migrate
 
 import (
 	"context"
 	"database/sql"
 	"time"
 )
-
-// MigrationLockTable is the lease's table, for the external tests.
-const MigrationLockTable = migrationLockTable
 
 // NewMigrationLock is the lock MigrateUp takes on MySQL, for a test to hold by hand, with
 // a lease of the given length.
