@@ -27,7 +27,7 @@ Without a command, server serves: "server" is "server serve".
 Exit codes: 0 success; 1 failure (the error, on stderr, says what to fix); 2 bad usage or
 configuration (an unknown command, flag or argument, a missing or malformed value).
 
-README.md has a five-minute tour, the configuration table and how to run on MySQL.`
+README.md has a five-minute tour; docs/operating.md the configuration table, the commands and how to run on MySQL.`
 
 // prepare finishes the command tree: usage mistakes anywhere exit with 2, commands that
 // take no arguments refuse them, and environment variables are tracked so a malformed one

@@ -129,7 +129,7 @@ func openError(err error, databaseURL string) error {
 		case 1045: // ER_ACCESS_DENIED_ERROR
 			return fmt.Errorf("MySQL at %s refused user %q: check the user name and password in DATABASE_URL: %w", host, user, err)
 		case 1044: // ER_DBACCESS_DENIED_ERROR
-			return fmt.Errorf("MySQL user %q may not use database %q: grant it SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX, DROP, TRIGGER on %s.* (README: Running on MySQL): %w", user, name, name, err)
+			return fmt.Errorf("MySQL user %q may not use database %q: grant it SELECT, INSERT, UPDATE, DELETE, CREATE, ALTER, INDEX, DROP, TRIGGER on %s.* (docs/operating.md: Running on MySQL): %w", user, name, name, err)
 		case 1049: // ER_BAD_DB_ERROR
 			return fmt.Errorf("database %q does not exist on MySQL at %s: create it with CREATE DATABASE `%s` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, or fix its name in DATABASE_URL: %w", name, host, name, err)
 		}
