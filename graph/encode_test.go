@@ -4,57 +4,74 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
+	"github.com/vektah/gqlparser/v2/ast"
 )
 
 // Every field a list query can select has an encoder: a field without one is left to
-// gqlgen's executor, whole operation and all, which is correct but slow, so a schema or
-// model change that loses one must be noticed here rather than in a benchmark.
+// gqlgen's executor, whole root field and all, which is correct but slow, so a schema or
+// model change that loses one must be noticed here rather than in a benchmark. Each field
+// of each object type reachable from the list queries' roots is selected alone, under
+// the path that reaches its type, and the operation must be planned.
 func TestEncodersCoverListQueries(t *testing.T) {
-	es := NewExecutableSchema(Config{Resolvers: &Resolver{}}).(*executableSchema)
-	q := newListQueries(es, &Resolver{}, nil)
-	seen := map[*objectEncoder]bool{}
+	schema := NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()
+	// reached holds, for each object type, the selection that opens onto it from a root.
+	type path struct {
+		root, open string
+		depth      int
+	}
+	reached := map[string]path{}
+	var queue []string
+	for _, root := range []string{"messages", "messagesConnection"} {
+		name := schema.Query.Fields.ForName(root).Type.Name()
+		reached[name], queue = path{root, root + " {", 1}, append(queue, name)
+	}
 	var missing []string
-	var walk func(e *objectEncoder)
-	walk = func(e *objectEncoder) {
-		if seen[e] {
-			return
-		}
-		seen[e] = true
-		for _, f := range es.Schema().Types[e.name].Fields {
-			fe := e.fields[f.Name]
-			switch {
-			case strings.HasPrefix(f.Name, "__"):
-			case fe == nil:
-				missing = append(missing, e.name+"."+f.Name)
-			case fe.value.objectType() != nil:
-				walk(fe.value.objectType())
+	for len(queue) > 0 {
+		name := queue[0]
+		queue = queue[1:]
+		p := reached[name]
+		for _, f := range schema.Types[name].Fields {
+			if strings.HasPrefix(f.Name, "__") {
+				continue
+			}
+			sub := schema.Types[f.Type.Name()]
+			selection := f.Name
+			if sub.Kind == ast.Object {
+				selection += " { __typename }"
+				if _, ok := reached[sub.Name]; !ok {
+					reached[sub.Name], queue = path{p.root, p.open + " " + f.Name + " {", p.depth + 1}, append(queue, sub.Name)
+				}
+			}
+			query := "{ " + p.open + " " + selection + strings.Repeat(" }", p.depth) + " }"
+			if !planned(t, schema, query, p.root) {
+				missing = append(missing, name+"."+f.Name)
 			}
 		}
 	}
-	walk(q.pages)
-	walk(q.conns)
 	if len(missing) > 0 {
 		t.Errorf("fields without an encoder: %v", missing)
 	}
 	for _, name := range []string{"Message", "Subscriber", "Template", "ContentBlock", "MessageCTA", "PageInfo", "MessageEdge", "StepMetadata"} {
-		if !hasObject(seen, name) {
+		if _, ok := reached[name]; !ok {
 			t.Errorf("%s is not reached from the list queries' roots", name)
 		}
 	}
 }
 
-func hasObject(seen map[*objectEncoder]bool, name string) bool {
-	for e := range seen {
-		if e.name == name {
-			return true
-		}
+// planned reports whether the encoders plan the root field root of query.
+func planned(t *testing.T, schema *ast.Schema, query, root string) bool {
+	t.Helper()
+	doc, errs := gqlparser.LoadQuery(schema, query)
+	if len(errs) > 0 {
+		t.Fatalf("%s: %v", query, errs)
 	}
-	return false
+	oc := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0], Variables: map[string]any{}}
+	return listPlanQuery(oc, oc.Operation.SelectionSet)[root] != nil
 }
 
 // appendQuotedString writes what gqlgen's MarshalString writes, for any bytes.
@@ -77,10 +94,28 @@ func TestFloatIsGQLGen(t *testing.T) {
 	for _, f := range []float64{0, -0.5, 1, 2.5, 1e20, 1e21, 1.0 / 3, -1e-7, math.MaxFloat64, math.SmallestNonzeroFloat64, math.Inf(1), math.NaN()} {
 		var want bytes.Buffer
 		err := graphql.MarshalFloatContext(f).MarshalGQLContext(context.Background(), &want)
-		e := &valueEncoder{kind: kindFloat}
-		got, ok := e.encode(context.Background(), nil, reflect.ValueOf(&f).Elem(), nil)
+		got, ok := appendFloat(nil, f)
 		if ok != (err == nil) || ok && !bytes.Equal(got, want.Bytes()) {
 			t.Errorf("%v: got %s (%v), want %s (%v)", f, got, ok, want.Bytes(), err)
+		}
+	}
+}
+
+// An Int and a Boolean are written as graphql.MarshalInt and graphql.MarshalBoolean write
+// them.
+func TestIntAndBooleanAreGQLGen(t *testing.T) {
+	for _, i := range []int{0, 1, -1, 42, math.MaxInt, math.MinInt} {
+		var want bytes.Buffer
+		graphql.MarshalInt(i).MarshalGQL(&want)
+		if got, ok := appendInt(nil, i); !ok || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%d: got %s, want %s", i, got, want.Bytes())
+		}
+	}
+	for _, v := range []bool{false, true} {
+		var want bytes.Buffer
+		graphql.MarshalBoolean(v).MarshalGQL(&want)
+		if got, ok := appendBoolean(nil, v); !ok || !bytes.Equal(got, want.Bytes()) {
+			t.Errorf("%v: got %s, want %s", v, got, want.Bytes())
 		}
 	}
 }

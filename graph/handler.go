@@ -107,7 +107,8 @@ func emptyAsNull(ctx context.Context, next graphql.Resolver) (any, error) {
 }
 
 // emptyText reports whether v is a text or enum value without a value, which emptyAsNull
-// (and the list encoders, encode.go) answer as null in a nullable field.
+// answers as null in a nullable field, and so do the list encoders, which call it on the
+// value of every nullable field they write (listencoders.generated.go).
 func emptyText(v any) bool {
 	switch v := v.(type) {
 	case string:

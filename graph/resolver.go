@@ -4,7 +4,7 @@
 // (idempotency of mutations, observability), and the encoders of list queries.
 package graph
 
-//go:generate go tool gqlgen generate
+//go:generate go run ./internal/generate
 
 import (
 	"log/slog"
