@@ -18,8 +18,10 @@ import (
 // gqlgen writes, byte for byte (listquery_test.go holds them to that on random
 // selections and records); a value the encoders cannot write exactly (null where the
 // schema forbids it, an error) is declined, and gqlgen's executor writes the whole root
-// field instead. This file holds what the generated encoders share: the plans, the
-// buffer and the scalar appenders.
+// field instead. A resolver field below the root (a Node's id) is called where the
+// executor calls it, with the root field's context rather than a field context of its
+// own: building those is part of what the encoders save. This file holds what the
+// generated encoders share: the plans, the buffer and the scalar appenders.
 
 // listSelection is what an operation selects of one object type: planned once per
 // operation from its selection set, then written for every record.
