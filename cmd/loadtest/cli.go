@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"messages/models/store"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
+
+	"messages/cmd/loadtest/cmdline"
 
 	"github.com/urfave/cli/v3"
 )
@@ -36,7 +36,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 		// Local: the benchmark's flags are not median's.
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "base-url", Local: true, Usage: "server to load; loopback only", Value: "http://127.0.0.1:8080"},
-			&cli.StringFlag{Name: "api-key", Local: true, Usage: "API key of the environment to read (required)", Sources: cli.NewValueSourceChain(&envVar{key: "LOADTEST_API_KEY", getenv: getenv})},
+			&cli.StringFlag{Name: "api-key", Local: true, Usage: "API key of the environment to read (required)", Sources: cmdline.FromEnv("LOADTEST_API_KEY", getenv)},
 			&cli.StringFlag{Name: "database-url", Local: true, Usage: "mysql://user:pass@127.0.0.1:3306/db of the server's database: enables the raw floor and finds the busiest inbox"},
 			&cli.DurationFlag{Name: "duration", Local: true, Usage: "how long each scenario runs", Value: 10 * time.Second},
 			&cli.DurationFlag{Name: "warmup", Local: true, Usage: "unmeasured run before each scenario (0: none)", Value: time.Second},
@@ -68,40 +68,13 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr),
 			walkCommand(getenv, stdout, stderr), hostileCommand(getenv, stdout, stderr)},
 	}
-	for _, cmd := range append([]*cli.Command{root}, root.Commands...) {
-		cmd.OnUsageError = func(_ context.Context, cmd *cli.Command, err error, _ bool) error {
-			return usageError{fmt.Errorf("%w (see %s --help)", err, cmd.FullName())}
-		}
-		// Errors become exit codes in run, not in the library.
-		cmd.ExitErrHandler = func(context.Context, *cli.Command, error) {}
-	}
 	return root
 }
-
-// envVar is an environment variable behind a flag, read through getenv so tests choose
-// the environment. urfave/cli asks it only when the command line did not set the flag,
-// so used says the value came from the environment. An empty variable counts as unset.
-type envVar struct {
-	key    string
-	getenv func(string) string
-	used   bool
-}
-
-func (e *envVar) Lookup() (string, bool) {
-	v := e.getenv(e.key)
-	e.used = v != ""
-	return v, e.used
-}
-
-func (e *envVar) IsFromEnv() bool  { return true }
-func (e *envVar) Key() string      { return e.key }
-func (e *envVar) String() string   { return fmt.Sprintf("environment variable %q", e.key) }
-func (e *envVar) GoString() string { return fmt.Sprintf("&envVar{key:%q}", e.key) }
 
 // configFrom reads and checks the benchmark's flags.
 func configFrom(cmd *cli.Command) (config, error) {
 	if cmd.Args().Present() {
-		return config{}, usageError{fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName())}
+		return config{}, cmdline.Usage(fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName()))
 	}
 	c := config{
 		baseURL:          cmd.String("base-url"),
@@ -125,14 +98,14 @@ func configFrom(cmd *cli.Command) (config, error) {
 		naive:            cmd.Bool("naive"),
 		naiveConcurrency: cmd.Int("naive-concurrency"),
 		gzip:             cmd.Bool("gzip"),
-		settings:         settingsOf(cmd),
+		settings:         cmdline.Settings(cmd),
 	}
 	if err := c.check(); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	var err error
 	if c.scenarios, err = parseScenarios(cmd.String("scenarios")); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	return c, nil
 }
@@ -191,55 +164,4 @@ func parseScenarios(list string) ([]string, error) {
 		return nil, errors.New("--scenarios names no scenario")
 	}
 	return out, nil
-}
-
-// setting is one flag's effective value and where it came from, as the run prints it.
-type setting struct {
-	name   string // the environment variable, or --flag when it has none
-	value  string // masked when secret
-	source string // flag, environment or default
-}
-
-// settingsOf lists the flags of cmd with their effective values and sources.
-func settingsOf(cmd *cli.Command) []setting {
-	var out []setting
-	for _, f := range cmd.Flags {
-		name := f.Names()[0]
-		if name == "help" {
-			continue
-		}
-		s := setting{name: "--" + name, value: fmt.Sprint(cmd.Value(name)), source: "default"}
-		if f.IsSet() {
-			s.source = "flag"
-		}
-		if sf, ok := f.(*cli.StringFlag); ok {
-			for _, src := range sf.Sources.Chain {
-				if env, ok := src.(*envVar); ok {
-					s.name = env.key
-					if env.used {
-						s.source = "environment"
-					}
-				}
-			}
-		}
-		switch {
-		case s.value == "":
-		case name == "api-key":
-			s.value = "xxxxx"
-		case name == "database-url":
-			s.value = store.RedactURL(s.value)
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
-// printConfig writes the effective configuration, one setting a line.
-func printConfig(w io.Writer, settings []setting) {
-	fmt.Fprintln(w, "configuration (a flag wins over the environment, which wins over the default):")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, s := range settings {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", s.name, s.value, s.source)
-	}
-	_ = tw.Flush()
 }

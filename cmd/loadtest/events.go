@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"messages/cmd/loadtest/cmdline"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -62,7 +64,7 @@ write returned, both read in this process. Scenarios: ` + strings.Join(eventScen
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "instance the subscriptions connect to; loopback only", Value: "http://127.0.0.1:8080"},
 			&cli.StringFlag{Name: "writer-url", Usage: "instance marks go through (default: --base-url)"},
-			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment (required)", Sources: cli.NewValueSourceChain(&envVar{key: "LOADTEST_API_KEY", getenv: getenv})},
+			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment (required)", Sources: cmdline.FromEnv("LOADTEST_API_KEY", getenv)},
 			&cli.StringFlag{Name: "database-url", Usage: "mysql://user@127.0.0.1:3306/db of the servers' database (required)"},
 			&cli.StringFlag{Name: "server-bin", Usage: "the server binary, to run `import` (the import scenario is skipped without it)"},
 			&cli.IntFlag{Name: "server-pid", Usage: "process id of --base-url's server: its RSS and CPU (required by idle and slow-consumer)"},
@@ -87,7 +89,7 @@ write returned, both read in this process. Scenarios: ` + strings.Join(eventScen
 			if err != nil {
 				return err
 			}
-			printConfig(stderr, settingsOf(cmd))
+			cmdline.PrintSettings(stderr, cmdline.Settings(cmd))
 			return runEvents(ctx, c, stdout, stderr)
 		},
 	}
@@ -96,7 +98,7 @@ write returned, both read in this process. Scenarios: ` + strings.Join(eventScen
 // eventsConfigFrom reads and checks the flags of `loadtest events`.
 func eventsConfigFrom(cmd *cli.Command) (eventsConfig, error) {
 	if cmd.Args().Present() {
-		return eventsConfig{}, usageError{fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice())}
+		return eventsConfig{}, cmdline.Usage(fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice()))
 	}
 	c := eventsConfig{
 		baseURL: cmd.String("base-url"), writerURL: cmd.String("writer-url"), apiKey: cmd.String("api-key"),
@@ -112,10 +114,10 @@ func eventsConfigFrom(cmd *cli.Command) (eventsConfig, error) {
 	}
 	var err error
 	if c.scenarios, err = parseEventScenarios(cmd.String("scenarios")); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	if err := c.check(); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	return c, nil
 }

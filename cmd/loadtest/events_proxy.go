@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"messages/cmd/loadtest/cmdline"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -130,10 +132,10 @@ func proxyCommand() *cli.Command {
 			for _, a := range []string{cmd.String("listen"), cmd.String("upstream"), cmd.String("stats")} {
 				host, _, err := net.SplitHostPort(a)
 				if err != nil {
-					return usageError{err}
+					return cmdline.Usage(err)
 				}
 				if err := loopbackHost(host); err != nil {
-					return usageError{err}
+					return cmdline.Usage(err)
 				}
 			}
 			return runProxy(ctx, cmd.String("listen"), cmd.String("upstream"), cmd.String("stats"))

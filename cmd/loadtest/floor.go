@@ -7,9 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"messages/models/store"
 	"strings"
 	"time"
+
+	"messages/models/store"
 )
 
 // The raw floors: the pages of the REST and GraphQL scenarios read with plain

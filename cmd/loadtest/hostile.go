@@ -22,6 +22,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"messages/cmd/loadtest/cmdline"
 	"messages/graph/gqlclient"
 )
 
@@ -57,7 +58,7 @@ flooding queries while another tenant lists (--other-key), first quiet, then dur
 flood. For each: the server's RSS before, at its peak and after, and its CPU.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "server to attack; loopback only", Value: "http://127.0.0.1:8080"},
-			&cli.StringFlag{Name: "api-key", Usage: "API key of the attacking tenant (required)", Sources: cli.NewValueSourceChain(&envVar{key: "LOADTEST_API_KEY", getenv: getenv})},
+			&cli.StringFlag{Name: "api-key", Usage: "API key of the attacking tenant (required)", Sources: cmdline.FromEnv("LOADTEST_API_KEY", getenv)},
 			&cli.StringFlag{Name: "other-key", Usage: "API key of another tenant, whose latency is measured (required)"},
 			&cli.StringFlag{Name: "large-key", Usage: "API key of a tenant whose messages hold large payloads (required)"},
 			&cli.IntFlag{Name: "server-pid", Usage: "process id of the server on this machine (required)"},
@@ -79,21 +80,21 @@ flood. For each: the server's RSS before, at its peak and after, and its CPU.`,
 				case "flood":
 					c.flood = true
 				default:
-					return usageError{fmt.Errorf("--parts: unknown part %q (memory, flood)", part)}
+					return cmdline.Usage(fmt.Errorf("--parts: unknown part %q (memory, flood)", part))
 				}
 			}
 			switch {
 			case cmd.Args().Present():
-				return usageError{fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice())}
+				return cmdline.Usage(fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice()))
 			case c.apiKey == "" || c.otherKey == "" || c.serverPID <= 0 || (c.memory && c.largeKey == ""):
-				return usageError{errors.New("--api-key, --other-key, --server-pid and (for memory) --large-key are required")}
+				return cmdline.Usage(errors.New("--api-key, --other-key, --server-pid and (for memory) --large-key are required"))
 			case c.floodWorkers < 1:
-				return usageError{errors.New("--flood-workers must be at least 1")}
+				return cmdline.Usage(errors.New("--flood-workers must be at least 1"))
 			}
 			if err := checkLoopback(c.baseURL); err != nil {
-				return usageError{err}
+				return cmdline.Usage(err)
 			}
-			printConfig(stderr, settingsOf(cmd))
+			cmdline.PrintSettings(stderr, cmdline.Settings(cmd))
 			return runHostile(ctx, c, stdout, stderr)
 		},
 	}

@@ -16,13 +16,13 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
+
+	"messages/cmd/loadtest/cmdline"
 )
 
 func main() {
@@ -56,11 +56,8 @@ type config struct {
 	naiveConcurrency int
 	gzip             bool
 	// settings is every flag's effective value and where it came from, printed at start.
-	settings []setting
+	settings []cmdline.Setting
 }
-
-// usageError marks a mistake in the command line (exit code 2).
-type usageError struct{ error }
 
 // parseFlags reads the benchmark's command line; LOADTEST_API_KEY stands in for --api-key.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
@@ -74,18 +71,10 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (co
 
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	err := command(getenv, stdout, stderr, func(ctx context.Context, c config) error {
-		printConfig(stderr, c.settings)
+	return cmdline.Run(ctx, command(getenv, stdout, stderr, func(ctx context.Context, c config) error {
+		cmdline.PrintSettings(stderr, c.settings)
 		return runBenchmark(ctx, c, stdout, stderr)
-	}).Run(ctx, append([]string{"loadtest"}, args...))
-	if err == nil {
-		return 0
-	}
-	fmt.Fprintln(stderr, "error:", err)
-	if errors.As(err, new(usageError)) {
-		return 2
-	}
-	return 1
+	}), args, stderr)
 }
 
 // runBenchmark runs the scenarios and writes the report as a table and, when asked, JSON.

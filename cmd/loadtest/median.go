@@ -9,6 +9,8 @@ import (
 	"os"
 	"slices"
 
+	"messages/cmd/loadtest/cmdline"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -33,7 +35,7 @@ func medianCommand(stdout io.Writer) *cli.Command {
 // combineRuns reads the reports at paths and writes their median.
 func combineRuns(paths []string, jsonPath, baseline string, stdout io.Writer) error {
 	if len(paths) == 0 {
-		return usageError{errors.New("loadtest median needs the JSON reports of one or more runs")}
+		return cmdline.Usage(errors.New("loadtest median needs the JSON reports of one or more runs"))
 	}
 	var runs []*report
 	for _, path := range paths {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"messages/cmd/loadtest/cmdline"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -82,17 +84,17 @@ The peer is PostGraphile over the tables of .ci/peer/schema.sql; .ci/bench-peer 
 			if err != nil {
 				return err
 			}
-			printConfig(stderr, maskPeerSettings(settingsOf(cmd)))
+			cmdline.PrintSettings(stderr, maskPeerSettings(cmdline.Settings(cmd)))
 			return runPeer(ctx, c, stdout, stderr)
 		},
 	}
 }
 
 // maskPeerSettings hides the API key and the JWT secret in the printed configuration.
-func maskPeerSettings(s []setting) []setting {
+func maskPeerSettings(s []cmdline.Setting) []cmdline.Setting {
 	for i := range s {
-		if (s[i].name == "--jwt-secret" || s[i].name == "--api-key") && s[i].value != "" {
-			s[i].value = "xxxxx"
+		if (s[i].Name == "--jwt-secret" || s[i].Name == "--api-key") && s[i].Value != "" {
+			s[i].Value = "xxxxx"
 		}
 	}
 	return s
@@ -101,7 +103,7 @@ func maskPeerSettings(s []setting) []setting {
 // peerConfigFrom reads and checks the flags of `loadtest peer`.
 func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 	if cmd.Args().Present() {
-		return peerConfig{}, usageError{fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice())}
+		return peerConfig{}, cmdline.Usage(fmt.Errorf("unexpected arguments: %v", cmd.Args().Slice()))
 	}
 	c := peerConfig{
 		target: peerTarget{
@@ -117,13 +119,13 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 	}
 	var err error
 	if c.connections, err = parseConnections(cmd.String("connections")); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	c.costs = map[string]costProbe{}
 	for side, flag := range map[string]string{"server": "server-pids", "peer": "peer-pids", "peer-rls": "peer-rls-pids"} {
 		pids, err := parsePIDs(cmd.String(flag))
 		if err != nil {
-			return c, usageError{fmt.Errorf("--%s: %w", flag, err)}
+			return c, cmdline.Usage(fmt.Errorf("--%s: %w", flag, err))
 		}
 		c.costs[side] = costProbe{pids: pids}
 	}
@@ -133,10 +135,10 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 		c.costs["server"] = p
 	}
 	if c.shapes, err = parsePeerShapes(cmd.String("shapes"), c.target.peerRLSURL != ""); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	if err := c.check(); err != nil {
-		return c, usageError{err}
+		return c, cmdline.Usage(err)
 	}
 	return c, nil
 }

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"time"
 
+	"messages/cmd/loadtest/cmdline"
+
 	"github.com/urfave/cli/v3"
 )
 
@@ -46,7 +48,7 @@ totalCount. Exits 1 when the walk stops short (--max-pages, --timeout, a failed 
 or the check fails; the report is written either way.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "base-url", Usage: "server to walk; loopback only", Value: "http://127.0.0.1:8080"},
-			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment to export (required)", Sources: cli.NewValueSourceChain(&envVar{key: "LOADTEST_API_KEY", getenv: getenv})},
+			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment to export (required)", Sources: cmdline.FromEnv("LOADTEST_API_KEY", getenv)},
 			&cli.IntFlag{Name: "limit", Usage: "page size", Value: 100},
 			&cli.IntFlag{Name: "max-pages", Usage: "most pages read; the walk stops short there", Value: 20_000},
 			&cli.DurationFlag{Name: "timeout", Usage: "longest the whole walk may take; it stops short there", Value: 10 * time.Minute},
@@ -60,7 +62,7 @@ or the check fails; the report is written either way.`,
 			if err != nil {
 				return err
 			}
-			printConfig(stderr, settingsOf(cmd))
+			cmdline.PrintSettings(stderr, cmdline.Settings(cmd))
 			return runWalk(ctx, c, stdout, stderr)
 		},
 	}
@@ -68,7 +70,7 @@ or the check fails; the report is written either way.`,
 
 func walkConfigFrom(cmd *cli.Command) (walkConfig, error) {
 	if cmd.Args().Present() {
-		return walkConfig{}, usageError{fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName())}
+		return walkConfig{}, cmdline.Usage(fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName()))
 	}
 	c := walkConfig{
 		baseURL: cmd.String("base-url"), apiKey: cmd.String("api-key"), limit: cmd.Int("limit"),
@@ -76,17 +78,17 @@ func walkConfigFrom(cmd *cli.Command) (walkConfig, error) {
 		serverPID: cmd.Int("server-pid"), gzip: cmd.Bool("gzip"), jsonPath: cmd.String("json"),
 	}
 	if err := checkLoopback(c.baseURL); err != nil {
-		return c, usageError{fmt.Errorf("--base-url: %w", err)}
+		return c, cmdline.Usage(fmt.Errorf("--base-url: %w", err))
 	}
 	switch {
 	case c.apiKey == "":
-		return c, usageError{errors.New("--api-key (or LOADTEST_API_KEY) is required")}
+		return c, cmdline.Usage(errors.New("--api-key (or LOADTEST_API_KEY) is required"))
 	case c.limit < 1 || c.limit > 1000:
-		return c, usageError{errors.New("--limit must be from 1 to 1000")}
+		return c, cmdline.Usage(errors.New("--limit must be from 1 to 1000"))
 	case c.maxPages < 1 || c.maxPages > 10_000_000:
-		return c, usageError{errors.New("--max-pages must be from 1 to 10,000,000")}
+		return c, cmdline.Usage(errors.New("--max-pages must be from 1 to 10,000,000"))
 	case c.timeout <= 0 || c.requestTimeout <= 0:
-		return c, usageError{errors.New("--timeout and --request-timeout must be positive")}
+		return c, cmdline.Usage(errors.New("--timeout and --request-timeout must be positive"))
 	}
 	return c, nil
 }
