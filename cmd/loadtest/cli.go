@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/walk"
 
 	"github.com/urfave/cli/v3"
 )
@@ -66,7 +67,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 			return action(ctx, c)
 		},
 		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr),
-			walkCommand(getenv, stdout, stderr), hostileCommand(getenv, stdout, stderr)},
+			walk.Command(getenv, stdout, stderr), hostileCommand(getenv, stdout, stderr)},
 	}
 	return root
 }

@@ -1,4 +1,4 @@
-package main
+package walk
 
 import (
 	"fmt"
@@ -6,76 +6,10 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 )
-
-// walkCheck follows the messages of a walk as they come: each id must come once, each
-// message after the one before it in the API's order (createdAt descending, then _id
-// descending), and every page but the last must be full.
-type walkCheck struct {
-	limit int
-	// seen maps each id to the page it came on.
-	seen       map[string]int32
-	messages   int
-	totalCount int // the first page's
-	// totalCountChanged counts pages whose totalCount differs from the first's: the
-	// data changed during the walk, so missing or extra messages may be writes, not bugs.
-	totalCountChanged int
-	duplicates        int
-	outOfOrder        int
-	badTimestamps     int
-	shortPages        []int
-	examples          []string
-	prevCreated       time.Time
-	prevID            string
-	complete          bool
-}
-
-// maxExamples is how many problems the report spells out.
-const maxExamples = 10
-
-func newWalkCheck(limit int) *walkCheck {
-	return &walkCheck{limit: limit, seen: make(map[string]int32)}
-}
-
-func (c *walkCheck) problem(format string, args ...any) {
-	if len(c.examples) < maxExamples {
-		c.examples = append(c.examples, fmt.Sprintf(format, args...))
-	}
-}
-
-// page checks page number n.
-func (c *walkCheck) page(n int, p *walkPage) {
-	if n == 0 {
-		c.totalCount = p.TotalCount
-	} else if p.TotalCount != c.totalCount {
-		c.totalCountChanged++
-	}
-	if p.HasMore && len(p.Data) < c.limit {
-		c.shortPages = append(c.shortPages, n)
-		c.problem("page %d has %d messages and says more follow", n, len(p.Data))
-	}
-	c.complete = !p.HasMore
-	for _, m := range p.Data {
-		c.messages++
-		if first, ok := c.seen[m.ID]; ok {
-			c.duplicates++
-			c.problem("%s on page %d again (first on page %d)", m.ID, n, first)
-		} else {
-			c.seen[m.ID] = int32(n)
-		}
-		created, err := time.Parse(time.RFC3339Nano, m.CreatedAt)
-		if err != nil {
-			c.badTimestamps++
-			c.problem("%s on page %d: createdAt %q", m.ID, n, m.CreatedAt)
-			continue
-		}
-		if c.prevID != "" && !(created.Before(c.prevCreated) || (created.Equal(c.prevCreated) && m.ID < c.prevID)) {
-			c.outOfOrder++
-			c.problem("%s (%s) on page %d after %s (%s)", m.ID, m.CreatedAt, n, c.prevID, c.prevCreated.Format(time.RFC3339Nano))
-		}
-		c.prevCreated, c.prevID = created, m.ID
-	}
-}
 
 // walkReport is the outcome of a walk; latencies are in milliseconds.
 type walkReport struct {
@@ -104,15 +38,15 @@ type walkReport struct {
 	// ByTenth is the mean page latency of each tenth of the walk, in page order.
 	ByTenth []walkStretch `json:"byTenth,omitempty"`
 	// The check: Missing is totalCount less the distinct ids, Extra the other way round.
-	Duplicates        int           `json:"duplicates"`
-	Missing           int           `json:"missing"`
-	Extra             int           `json:"extra"`
-	OutOfOrder        int           `json:"outOfOrder"`
-	BadTimestamps     int           `json:"badTimestamps"`
-	ShortPages        []int         `json:"shortPages,omitempty"`
-	TotalCountChanged int           `json:"totalCountChanged"`
-	Problems          []string      `json:"problems,omitempty"`
-	Server            *serverMemory `json:"server,omitempty"`
+	Duplicates        int                   `json:"duplicates"`
+	Missing           int                   `json:"missing"`
+	Extra             int                   `json:"extra"`
+	OutOfOrder        int                   `json:"outOfOrder"`
+	BadTimestamps     int                   `json:"badTimestamps"`
+	ShortPages        []int                 `json:"shortPages,omitempty"`
+	TotalCountChanged int                   `json:"totalCountChanged"`
+	Problems          []string              `json:"problems,omitempty"`
+	Server            *measure.ServerMemory `json:"server,omitempty"`
 }
 
 // walkStretch is the mean page latency over pages [FromPage, ToPage].
@@ -123,23 +57,23 @@ type walkStretch struct {
 }
 
 // finish fills the report from the walk's page latencies (in page order) and its check.
-func (r *walkReport) finish(elapsed time.Duration, pageTimes latencies, c *walkCheck) {
+func (r *walkReport) finish(elapsed time.Duration, pageTimes measure.Latencies, c *walkCheck) {
 	r.Pages, r.Messages, r.DistinctIDs, r.TotalCount = len(pageTimes), c.messages, len(c.seen), c.totalCount
 	r.Complete = c.complete && r.StoppedShort == ""
-	r.Seconds = round2(elapsed.Seconds())
+	r.Seconds = measure.Round2(elapsed.Seconds())
 	if elapsed > 0 {
-		r.PagesPerSecond = round2(float64(len(pageTimes)) / elapsed.Seconds())
-		r.MessagesPerSecond = round2(float64(c.messages) / elapsed.Seconds())
+		r.PagesPerSecond = measure.Round2(float64(len(pageTimes)) / elapsed.Seconds())
+		r.MessagesPerSecond = measure.Round2(float64(c.messages) / elapsed.Seconds())
 	}
 	if len(pageTimes) > 0 {
-		r.FirstPageMs, r.LastPageMs = ms(pageTimes[0]), ms(pageTimes[len(pageTimes)-1])
+		r.FirstPageMs, r.LastPageMs = measure.MS(pageTimes[0]), measure.MS(pageTimes[len(pageTimes)-1])
 		slowest := 0
 		for i, d := range pageTimes {
 			if d > pageTimes[slowest] {
 				slowest = i
 			}
 		}
-		r.SlowestPage, r.SlowestPageMs = slowest, ms(pageTimes[slowest])
+		r.SlowestPage, r.SlowestPageMs = slowest, measure.MS(pageTimes[slowest])
 		for tenth := range 10 {
 			from, to := tenth*len(pageTimes)/10, (tenth+1)*len(pageTimes)/10
 			if from == to {
@@ -149,10 +83,10 @@ func (r *walkReport) finish(elapsed time.Duration, pageTimes latencies, c *walkC
 			for _, d := range pageTimes[from:to] {
 				sum += d
 			}
-			r.ByTenth = append(r.ByTenth, walkStretch{FromPage: from, ToPage: to - 1, MeanMs: ms(sum / time.Duration(to-from))})
+			r.ByTenth = append(r.ByTenth, walkStretch{FromPage: from, ToPage: to - 1, MeanMs: measure.MS(sum / time.Duration(to-from))})
 		}
-		s := summarize(slices.Clone(pageTimes))
-		r.P50, r.P95, r.P99, r.Mean = ms(s.p50), ms(s.p95), ms(s.p99), ms(s.mean)
+		s := measure.Summarize(slices.Clone(pageTimes))
+		r.P50, r.P95, r.P99, r.Mean = measure.MS(s.P50), measure.MS(s.P95), measure.MS(s.P99), measure.MS(s.Mean)
 	}
 	r.Duplicates, r.OutOfOrder, r.BadTimestamps, r.ShortPages = c.duplicates, c.outOfOrder, c.badTimestamps, c.shortPages
 	r.TotalCountChanged, r.Problems = c.totalCountChanged, c.examples
@@ -212,6 +146,6 @@ func (r *walkReport) writeText(w io.Writer) {
 		fmt.Fprintf(w, "    %s\n", p)
 	}
 	if r.Server != nil {
-		fmt.Fprintf(w, "  server pid %d: peak RSS during the walk %s, VmHWM %s\n", r.Server.PID, fmtMB(r.Server.PeakRSSMB), fmtMB(r.Server.HWMMB))
+		fmt.Fprintf(w, "  server pid %d: peak RSS during the walk %s, VmHWM %s\n", r.Server.PID, report.MB(r.Server.PeakRSSMB), report.MB(r.Server.HWMMB))
 	}
 }

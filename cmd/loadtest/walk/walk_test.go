@@ -1,4 +1,4 @@
-package main
+package walk
 
 import (
 	"bytes"
@@ -16,7 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/urfave/cli/v3"
 
+	"messages/cmd/loadtest/cmdline"
 	"messages/cmd/server/edge"
 	"messages/models/dbtest"
 	"messages/models/seed"
@@ -25,13 +27,17 @@ import (
 	"messages/rest"
 )
 
+// testKey is the API key the fake servers expect.
+const testKey = "test-key"
+
 // walk runs `loadtest walk` with args and returns its exit code, its report and what it
 // printed.
 func walk(t *testing.T, args ...string) (int, walkReport, string) {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "walk.json")
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), append(append([]string{"walk"}, args...), "--json", out), noEnv, &stdout, &stderr)
+	root := &cli.Command{Name: "loadtest", Commands: []*cli.Command{Command(func(string) string { return "" }, &stdout, &stderr)}}
+	code := cmdline.Run(t.Context(), root, append(append([]string{"walk"}, args...), "--json", out), &stderr)
 	var rep walkReport
 	if b, err := os.ReadFile(out); err == nil {
 		if err := json.Unmarshal(b, &rep); err != nil {

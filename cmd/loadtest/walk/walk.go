@@ -1,26 +1,27 @@
-package main
+// Package walk is the export walk (`loadtest walk`): how the legacy SDK scripts export
+// everything, GET /v1/messages?page=0,1,2,...&limit=100 one page after the other until
+// hasMore is false. It times the whole walk and every page, and checks that every
+// message came exactly once and in the API's order.
+package walk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strconv"
 	"time"
 
+	"messages/cmd/loadtest/api"
 	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/loopback"
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 
 	"github.com/urfave/cli/v3"
 )
-
-// The export walk (`loadtest walk`): how the legacy SDK scripts export everything, GET
-// /v1/messages?page=0,1,2,...&limit=100 one page after the other until hasMore is false.
-// It times the whole walk and every page, and checks that every message came exactly
-// once and in the API's order.
 
 // walkConfig is the command line of `loadtest walk`.
 type walkConfig struct {
@@ -35,8 +36,8 @@ type walkConfig struct {
 	jsonPath       string
 }
 
-// walkCommand is `loadtest walk`.
-func walkCommand(getenv func(string) string, stdout, stderr io.Writer) *cli.Command {
+// Command is `loadtest walk`.
+func Command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "walk",
 		Usage: "export every message as legacy SDK scripts do: GET /v1/messages page 0, 1, 2, ... until hasMore is false",
@@ -68,6 +69,7 @@ or the check fails; the report is written either way.`,
 	}
 }
 
+// walkConfigFrom reads and checks the flags of `loadtest walk`.
 func walkConfigFrom(cmd *cli.Command) (walkConfig, error) {
 	if cmd.Args().Present() {
 		return walkConfig{}, cmdline.Usage(fmt.Errorf("unexpected arguments: %v (see %s --help)", cmd.Args().Slice(), cmd.FullName()))
@@ -77,7 +79,7 @@ func walkConfigFrom(cmd *cli.Command) (walkConfig, error) {
 		maxPages: cmd.Int("max-pages"), timeout: cmd.Duration("timeout"), requestTimeout: cmd.Duration("request-timeout"),
 		serverPID: cmd.Int("server-pid"), gzip: cmd.Bool("gzip"), jsonPath: cmd.String("json"),
 	}
-	if err := checkLoopback(c.baseURL); err != nil {
+	if err := loopback.CheckURL(c.baseURL); err != nil {
 		return c, cmdline.Usage(fmt.Errorf("--base-url: %w", err))
 	}
 	switch {
@@ -107,18 +109,18 @@ type walkPage struct {
 func runWalk(ctx context.Context, c walkConfig, stdout, log io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	client := newHTTPClient(1, c.requestTimeout, c.gzip)
+	client := loopback.NewHTTPClient(1, c.requestTimeout, c.gzip)
 	defer client.CloseIdleConnections()
-	var sampler *rssSampler
+	var sampler *measure.RSSSampler
 	if c.serverPID > 0 {
 		var err error
-		if sampler, err = startRSSSampler(c.serverPID, 50*time.Millisecond); err != nil {
+		if sampler, err = measure.StartRSSSampler(c.serverPID, 50*time.Millisecond); err != nil {
 			return err
 		}
 	}
 	rep := &walkReport{StartedAt: time.Now().UTC().Truncate(time.Second), BaseURL: c.baseURL, Limit: c.limit}
 	check := newWalkCheck(c.limit)
-	var pageTimes latencies
+	var pageTimes measure.Latencies
 	fmt.Fprintf(log, "walking GET /v1/messages, %d a page, up to %d pages\n", c.limit, c.maxPages)
 	begin := time.Now()
 	for page := 0; ; page++ {
@@ -147,20 +149,16 @@ func runWalk(ctx context.Context, c walkConfig, stdout, log io.Writer) error {
 	}
 	rep.finish(time.Since(begin), pageTimes, check)
 	if sampler != nil {
-		peak := sampler.takePeak()
+		peak := sampler.TakePeak()
 		st, err := sampler.Stop()
 		if err != nil {
 			fmt.Fprintf(log, "server memory: %v\n", err)
 		}
-		rep.Server = &serverMemory{PID: c.serverPID, PeakRSSMB: round2(float64(peak) / 1024), HWMMB: round2(float64(st.hwmKB) / 1024)}
+		rep.Server = &measure.ServerMemory{PID: c.serverPID, PeakRSSMB: measure.Round2(float64(peak) / 1024), HWMMB: measure.Round2(float64(st.HWMKB) / 1024)}
 	}
 	rep.writeText(stdout)
 	if c.jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(c.jsonPath, append(b, '\n'), 0o644); err != nil {
+		if err := report.WriteJSON(c.jsonPath, rep); err != nil {
 			return err
 		}
 	}
@@ -172,9 +170,9 @@ func runWalk(ctx context.Context, c walkConfig, stdout, log io.Writer) error {
 
 // fetchWalkPage reads one page.
 func fetchWalkPage(ctx context.Context, client *http.Client, c walkConfig, page int) (*walkPage, error) {
-	t := &target{baseURL: c.baseURL, apiKey: c.apiKey}
+	s := api.Server{BaseURL: c.baseURL, APIKey: c.apiKey}
 	var p walkPage
-	if err := t.listInto(ctx, client, url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(c.limit)}}, &p); err != nil {
+	if err := s.ListInto(ctx, client, url.Values{"page": {strconv.Itoa(page)}, "limit": {strconv.Itoa(c.limit)}}, &p); err != nil {
 		return nil, err
 	}
 	return &p, nil
