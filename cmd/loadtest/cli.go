@@ -11,6 +11,7 @@ import (
 
 	"messages/cmd/loadtest/cmdline"
 	"messages/cmd/loadtest/hostile"
+	"messages/cmd/loadtest/peer"
 	"messages/cmd/loadtest/walk"
 
 	"github.com/urfave/cli/v3"
@@ -67,7 +68,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 			}
 			return action(ctx, c)
 		},
-		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peerCommand(stdout, stderr),
+		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peer.Command(stdout, stderr),
 			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr)},
 	}
 	return root

@@ -1,4 +1,4 @@
-package main
+package peer
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"os"
 	"strconv"
 	"strings"
+
+	"messages/cmd/loadtest/measure"
 )
 
 // What one request costs each side besides its latency: CPU time of the side's processes
@@ -55,10 +57,10 @@ func (p costProbe) perRequest(before, after costTotals, n int) (cpuMS, statement
 		return cpuMS, statements
 	}
 	if len(p.pids) > 0 {
-		cpuMS = round2(float64(after.cpuTicks-before.cpuTicks) * 1000 / clockTicks / float64(n))
+		cpuMS = measure.Round2(float64(after.cpuTicks-before.cpuTicks) * 1000 / measure.ClockTicks / float64(n))
 	}
 	if p.metricsURL != "" {
-		statements = round2((after.statements - before.statements) / float64(n))
+		statements = measure.Round2((after.statements - before.statements) / float64(n))
 	}
 	return cpuMS, statements
 }
@@ -81,7 +83,7 @@ func treeCPUTicks(pids []int) (int64, error) {
 			continue // exited while listed
 		}
 		stat := string(b)
-		t, err := parseCPUTicks(stat)
+		t, err := measure.ParseCPUTicks(stat)
 		if err != nil {
 			continue
 		}
@@ -128,7 +130,7 @@ func scrapeCounter(ctx context.Context, client *http.Client, url, name string) (
 	if res.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("GET %s: status %d", url, res.StatusCode)
 	}
-	v, ok := parseGauges(string(b), name)[name]
+	v, ok := measure.ParseGauges(string(b), name)[name]
 	if !ok {
 		return 0, fmt.Errorf("GET %s: no %s", url, name)
 	}

@@ -1,4 +1,4 @@
-package main
+package peer
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"messages/cmd/loadtest/api"
 )
 
 // preparePeer signs the RLS peer's token, finds the mark targets and the cursors at
@@ -33,8 +35,8 @@ func preparePeer(ctx context.Context, client *http.Client, t *peerTarget, c peer
 	needCursors := slices.Contains(c.shapes, "cursor")
 	if needCursors {
 		fmt.Fprintf(log, "finding the server's cursor %d rows deep\n", t.depth)
-		walker := &target{baseURL: t.serverURL, apiKey: t.apiKey}
-		cursors, err := walkCursors(ctx, client, walker, 1000, []int{t.depth})
+		walker := api.Server{BaseURL: t.serverURL, APIKey: t.apiKey}
+		cursors, err := api.WalkCursors(ctx, client, walker, 1000, []int{t.depth})
 		if err != nil {
 			return fmt.Errorf("the server's cursor at %d: %w", t.depth, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package peer
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"messages/cmd/loadtest/measure"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -210,11 +212,11 @@ func TestTreeCPUTicksCountsChildren(t *testing.T) {
 	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		own, err := readCPUTicks(os.Getpid())
+		own, err := measure.ReadCPUTicks(os.Getpid())
 		if err != nil {
 			t.Fatal(err)
 		}
-		childTicks, err := readCPUTicks(child.Process.Pid)
+		childTicks, err := measure.ReadCPUTicks(child.Process.Pid)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package main
+package peer
 
 import (
 	"fmt"
@@ -7,6 +7,9 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 )
 
 // peerReport is the outcome of `loadtest peer`: every measurement and their medians.
@@ -92,8 +95,8 @@ func peerRows(shapes []string, connections []int, samples []peerSample) []peerRo
 		if len(p50) == 0 && errs == 0 {
 			return nil
 		}
-		return &peerFigures{Rounds: len(p50), Errors: errs, P50: median(p50), P95: median(p95), PerSecond: median(rps),
-			CPUMS: median(cpu), Statements: median(statements)}
+		return &peerFigures{Rounds: len(p50), Errors: errs, P50: measure.Median(p50), P95: measure.Median(p95), PerSecond: measure.Median(rps),
+			CPUMS: measure.Median(cpu), Statements: measure.Median(statements)}
 	}
 	var out []peerRow
 	for _, name := range shapes {
@@ -121,7 +124,7 @@ func ratio(a, b float64) float64 {
 	if a <= 0 || b <= 0 {
 		return 0
 	}
-	return round2(a / b)
+	return measure.Round2(a / b)
 }
 
 // label names a shape as the table does, with the depth where the shape has one.
@@ -139,8 +142,8 @@ func (r *peerReport) writeTable(w io.Writer) {
 	for _, row := range r.Rows {
 		a, b := row.Cells[0], row.Cells[len(row.Cells)-1]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.label(row),
-			fmtP50(a.Server), fmtP50(a.Peer), fmtRatio(a.P50Ratio),
-			fmtRate(b.Server), fmtRate(b.Peer), fmtRatio(b.PerSecRatio))
+			fmtP50(a.Server), fmtP50(a.Peer), report.Ratio(a.P50Ratio),
+			fmtRate(b.Server), fmtRate(b.Peer), report.Ratio(b.PerSecRatio))
 	}
 	_ = tw.Flush()
 	for i, conns := range r.Connections {
@@ -155,7 +158,7 @@ func (r *peerReport) writeTable(w io.Writer) {
 	}
 	for _, s := range r.Samples {
 		if s.FirstError != "" {
-			fmt.Fprintf(w, "first error of %s on the %s (%d conn, round %d): %s\n", s.Shape, s.Side, s.Connections, s.Round, clipText(s.FirstError, 300))
+			fmt.Fprintf(w, "first error of %s on the %s (%d conn, round %d): %s\n", s.Shape, s.Side, s.Connections, s.Round, report.Clip(s.FirstError, 300))
 		}
 	}
 }
@@ -164,7 +167,7 @@ func fmtP50(f *peerFigures) string {
 	if f == nil || f.Rounds == 0 {
 		return "-"
 	}
-	return fmtMS(f.P50)
+	return report.MS(f.P50)
 }
 
 func fmtRate(f *peerFigures) string {
@@ -178,7 +181,7 @@ func fmtFigures(f *peerFigures) string {
 	if f == nil {
 		return "-\t-\t-\t-\t"
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%d\t", fmtP50(f), fmtMS(f.P95), fmtRate(f), f.Errors)
+	return fmt.Sprintf("%s\t%s\t%s\t%d\t", fmtP50(f), report.MS(f.P95), fmtRate(f), f.Errors)
 }
 
 // fmtCost writes CPU per request and, with statements, SQL statements per request.

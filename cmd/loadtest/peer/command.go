@@ -1,28 +1,25 @@
-package main
+// Package peer is the side-by-side benchmark (`loadtest peer`): the same query shapes
+// against this server and against a peer GraphQL engine over a copy of its rows
+// (PostGraphile, set up by .ci/bench-peer), each measured on one side and then the
+// other, in rounds, at each connection count; the table shows the medians and their
+// ratios.
+package peer
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
-	"messages/cmd/loadtest/cmdline"
-
 	"github.com/urfave/cli/v3"
-)
 
-// The side-by-side benchmark (`loadtest peer`): the same query shapes against this server
-// and against a peer GraphQL engine over a copy of its rows (PostGraphile, set up by
-// .ci/bench-peer), each measured on one side and then the other, in rounds, at each
-// connection count; the table shows the medians and their ratios.
+	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/loopback"
+)
 
 // peerConfig is the command line of `loadtest peer`.
 type peerConfig struct {
@@ -43,8 +40,8 @@ type peerConfig struct {
 	costs map[string]costProbe
 }
 
-// peerCommand is `loadtest peer`.
-func peerCommand(stdout, stderr io.Writer) *cli.Command {
+// Command is `loadtest peer`.
+func Command(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "peer",
 		Usage: "run the same GraphQL shapes against this server and a peer engine on the same rows, side by side",
@@ -150,7 +147,7 @@ func (c peerConfig) check() error {
 		if u == "" && flag == "--peer-rls-url" {
 			continue
 		}
-		if err := checkLoopback(u); err != nil {
+		if err := loopback.CheckURL(u); err != nil {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
@@ -231,140 +228,4 @@ func parsePeerShapes(list string, rls bool) ([]string, error) {
 		return nil, errors.New("--shapes names no shape")
 	}
 	return out, nil
-}
-
-func peerShapeByName(name string) peerShape {
-	for _, s := range peerShapes {
-		if s.name == name {
-			return s
-		}
-	}
-	panic("unknown shape " + name)
-}
-
-// gqlResponse is the part of a GraphQL response the driver checks.
-type gqlResponse struct {
-	Data   json.RawMessage `json:"data"`
-	Errors json.RawMessage `json:"errors"`
-}
-
-// post sends a GraphQL call and returns its data. A status other than 200, errors in
-// the response or no data is an error.
-func post(ctx context.Context, client *http.Client, call gqlCall) (json.RawMessage, error) {
-	body, err := json.Marshal(graphqlBody{Query: call.query, Variables: call.vars})
-	if err != nil {
-		return nil, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, call.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, err
-	}
-	for k, v := range call.header {
-		req.Header[k] = v
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	resp, err := client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, fmt.Errorf("read body: %w", err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("POST %s: status %d: %s", call.url, resp.StatusCode, clip(b))
-	}
-	var r gqlResponse
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("POST %s: %w: %s", call.url, err, clip(b))
-	}
-	if len(r.Errors) > 0 && string(r.Errors) != "null" {
-		return nil, fmt.Errorf("POST %s: GraphQL errors: %s", call.url, clip(r.Errors))
-	}
-	if len(r.Data) == 0 || string(r.Data) == "null" {
-		return nil, fmt.Errorf("POST %s: no data: %s", call.url, clip(b))
-	}
-	return r.Data, nil
-}
-
-// runPeer finds what the shapes need, measures them and writes the report.
-func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
-	client := newHTTPClient(slices.Max(c.connections), c.requestTimeout, false)
-	t := c.target
-	setupCtx, cancel := context.WithTimeout(ctx, c.setupTimeout)
-	err := preparePeer(setupCtx, client, &t, c, log)
-	cancel()
-	if err != nil {
-		return err
-	}
-	rep := &peerReport{
-		StartedAt: time.Now().UTC(), Messages: c.messages, Depth: t.depth, PageSize: t.pageSize,
-		Rounds: c.rounds, Connections: c.connections, Duration: c.duration.String(), Warmup: c.warmup.String(),
-	}
-	for _, conns := range c.connections {
-		run := limits{concurrency: conns, duration: c.duration, maxRequests: c.maxRequests, requestTimeout: c.requestTimeout}
-		warm := run
-		warm.duration = c.warmup
-		for round := 1; round <= c.rounds; round++ {
-			for _, name := range c.shapes {
-				shape := peerShapeByName(name)
-				sides := []string{"server", "peer"}
-				if round%2 == 0 {
-					sides = []string{"peer", "server"}
-				}
-				for _, side := range sides {
-					build := shape.peer
-					if side == "server" {
-						build = shape.server
-					}
-					if build == nil {
-						continue
-					}
-					op := func(ctx context.Context, i int64) error {
-						_, err := post(ctx, client, build(&t, i))
-						return err
-					}
-					if c.warmup > 0 {
-						measure(ctx, op, warm)
-					}
-					probe := c.costs[side]
-					if side == "peer" && name == "inbox-rls" {
-						probe = c.costs["peer-rls"]
-					}
-					before, err := probe.read(ctx, client)
-					if err != nil {
-						return fmt.Errorf("costs before %s on the %s: %w", name, side, err)
-					}
-					m := measure(ctx, op, run)
-					if ctx.Err() != nil {
-						return ctx.Err()
-					}
-					after, err := probe.read(ctx, client)
-					if err != nil {
-						return fmt.Errorf("costs after %s on the %s: %w", name, side, err)
-					}
-					cpu, statements := probe.perRequest(before, after, m.requests)
-					s := peerSample{Shape: name, Side: side, Connections: conns, Round: round,
-						Requests: m.requests, Errors: m.errors, FirstError: m.firstError,
-						PerSecond: round2(m.perSecond()), P50: ms(m.latencies.p50), P95: ms(m.latencies.p95),
-						CPUMS: cpu, Statements: statements}
-					rep.Samples = append(rep.Samples, s)
-					fmt.Fprintf(log, "%d conn, round %d: %-16s %-6s p50 %s, %.1f req/s, %d errors, CPU %.2f ms/req, SQL %.2f/req\n",
-						conns, round, name, side, fmtMS(s.P50), s.PerSecond, s.Errors, s.CPUMS, s.Statements)
-				}
-			}
-		}
-	}
-	rep.Rows = peerRows(c.shapes, c.connections, rep.Samples)
-	rep.writeTable(stdout)
-	if c.jsonPath != "" {
-		b, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(c.jsonPath, append(b, '\n'), 0o644)
-	}
-	return nil
 }

@@ -1,4 +1,4 @@
-package main
+package peer
 
 import (
 	"crypto/hmac"
@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"messages/cmd/loadtest/api"
 )
 
 // The query shapes of `loadtest peer`: each the same read or write, written once for this
@@ -67,7 +69,7 @@ func peerShapeNames() []string {
 }
 
 // peerRowFields is the peer's selection of a message, field for field the server's Row
-// (messageFields): the mark columns stand for cta.action, which the server folds in.
+// (api.MessageFields): the mark columns stand for cta.action, which the server folds in.
 const peerRowFields = `fragment Row on Message {
   id createdAt channel transactionId subject title read seen status
   content cta payload actionStatus actionResultType actionResultPayload
@@ -82,15 +84,15 @@ const (
 	serverInboxQuery = `query Inbox($subscriberId: String, $limit: Int) {
   messages(subscriberId: $subscriberId, limit: $limit) { hasMore page pageSize data { ...Row } }
 }
-` + messageFields
+` + api.MessageFields
 	serverMarkQuery = `mutation Mark($subscriberId: String!, $messageId: ID!, $status: MessageActionStatus!, $payload: JSON) {
   markMessageAction(subscriberId: $subscriberId, messageId: $messageId, type: primary, status: $status, payload: $payload) { ...Row }
 }
-` + messageFields
+` + api.MessageFields
 	serverOffsetQuery = `query Offset($page: Int, $limit: Int) {
   messages(page: $page, limit: $limit) { hasMore page pageSize data { ...Row } }
 }
-` + messageFields
+` + api.MessageFields
 
 	peerInboxQuery = `query Inbox($environmentId: String, $subscriberId: String, $first: Int) {
   allMessages(condition: {environmentId: $environmentId, subscriberId: $subscriberId}, orderBy: ` + newestFirst + `, first: $first) {
@@ -189,7 +191,7 @@ func peerMark(t *peerTarget, i int64) gqlCall {
 }
 
 func serverFirstPageCount(t *peerTarget, _ int64) gqlCall {
-	return t.server(firstPageCountQuery, map[string]any{"limit": t.pageSize})
+	return t.server(api.FirstPageCountQuery, map[string]any{"limit": t.pageSize})
 }
 
 func peerFirstPageCount(t *peerTarget, _ int64) gqlCall {
@@ -205,7 +207,7 @@ func peerOffset(t *peerTarget, _ int64) gqlCall {
 }
 
 func serverCursor(t *peerTarget, _ int64) gqlCall {
-	return t.server(cursorPageQuery, map[string]any{"first": t.pageSize, "after": t.serverCursor})
+	return t.server(api.CursorPageQuery, map[string]any{"first": t.pageSize, "after": t.serverCursor})
 }
 
 func peerCursor(t *peerTarget, _ int64) gqlCall {
@@ -236,4 +238,12 @@ func subscriberToken(secret, role, subscriberKey string, now time.Time) (string,
 		"role": role, "subscriber_id": subscriberKey, "aud": "postgraphile",
 		"iat": now.Unix(), "exp": now.Add(24 * time.Hour).Unix(),
 	})
+}
+func peerShapeByName(name string) peerShape {
+	for _, s := range peerShapes {
+		if s.name == name {
+			return s
+		}
+	}
+	panic("unknown shape " + name)
 }
