@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/events"
 	"messages/cmd/loadtest/hostile"
 	"messages/cmd/loadtest/peer"
 	"messages/cmd/loadtest/walk"
@@ -68,7 +69,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer, action func(c
 			}
 			return action(ctx, c)
 		},
-		Commands: []*cli.Command{medianCommand(stdout), eventsCommand(getenv, stdout, stderr), peer.Command(stdout, stderr),
+		Commands: []*cli.Command{medianCommand(stdout), events.Command(getenv, stdout, stderr), peer.Command(stdout, stderr),
 			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr)},
 	}
 	return root

@@ -1,87 +1,18 @@
-package main
+package events
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/urfave/cli/v3"
 
+	"messages/cmd/loadtest/cmdline"
 	"messages/graph/gqlclient"
 )
-
-// utime and stime are fields 14 and 15, counted after the command name, which may hold
-// spaces and parentheses.
-func TestParseCPUTicks(t *testing.T) {
-	tests := []struct {
-		name, stat string
-		want       int64
-		wantErr    bool
-	}{
-		{"plain", "1234 (server) S 1 1234 1234 0 -1 4194560 9000 0 0 0 250 75 0 0 20 0 12 0 100 0 0", 325, false},
-		{"nameWithSpacesAndParens", "77 (my (odd) name) R 1 77 77 0 -1 0 0 0 0 0 3 4 0 0", 7, false},
-		{"short", "77 (x) R 1 2", 0, true},
-		{"noName", "77 x R", 0, true},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := parseCPUTicks(tt.stat)
-			if (err != nil) != tt.wantErr || got != tt.want {
-				t.Errorf("parseCPUTicks = %d, %v; want %d, error %v", got, err, tt.want, tt.wantErr)
-			}
-		})
-	}
-}
-
-func TestCPUPercent(t *testing.T) {
-	if got := cpuPercent(150, 30*time.Second); got != 5 { // 1.5 s of CPU in 30 s
-		t.Errorf("cpuPercent = %v, want 5", got)
-	}
-	if got := cpuPercent(10, 0); got != 0 {
-		t.Errorf("cpuPercent over no time = %v, want 0", got)
-	}
-}
-
-// packet is a MySQL packet: 3-byte little-endian length, sequence id, payload.
-func packet(seq byte, payload ...byte) []byte {
-	n := len(payload)
-	return append([]byte{byte(n), byte(n >> 8), byte(n >> 16), seq}, payload...)
-}
-
-// The counter counts commands (sequence id 0) by their first byte, however the stream
-// is cut into writes, and not the handshake or a command's continuation packets.
-func TestCommandCounter(t *testing.T) {
-	var stream []byte
-	stream = append(stream, packet(1, 0x85, 0xa6, 0x03, 0x00, 0x03)...) // handshake response: its first byte is not a command
-	stream = append(stream, packet(0, comQuery, 'S', 'E', 'L')...)
-	stream = append(stream, packet(0, comStmtPrepare, 'S')...)
-	stream = append(stream, packet(0, comStmtExecute, 1, 0, 0, 0)...)
-	stream = append(stream, packet(0, 0x19, 1, 0, 0, 0)...) // COM_STMT_CLOSE
-	stream = append(stream, packet(0)...)                   // empty: no command
-	stream = append(stream, packet(1, comQuery)...)         // a continuation, not a command
-	stream = append(stream, packet(0, comQuery, ';')...)
-	want := proxySnapshot{Commands: 5, Queries: 2, Prepares: 1, Executes: 1}
-	for _, cut := range []int{1, 2, 3, 5, 7, len(stream)} {
-		counts := &proxyCounts{}
-		c := &commandCounter{counts: counts}
-		for b := stream; len(b) > 0; {
-			k := min(cut, len(b))
-			if n, err := c.Write(b[:k]); n != k || err != nil {
-				t.Fatalf("Write = %d, %v", n, err)
-			}
-			b = b[k:]
-		}
-		if diff := cmp.Diff(want, counts.snapshot()); diff != "" {
-			t.Errorf("writes of %d bytes: counts (-want +got):\n%s", cut, diff)
-		}
-	}
-	if got := want.statements(); got != 3 {
-		t.Errorf("statements = %d, want 3 (queries and executes)", got)
-	}
-}
 
 // A raw insert has six placeholders a row and binds them in the columns' order.
 func TestRawInsert(t *testing.T) {
@@ -189,16 +120,6 @@ func TestParseEventScenarios(t *testing.T) {
 	}
 }
 
-func TestParseGauges(t *testing.T) {
-	text := "# HELP go_goroutines Number of goroutines.\n# TYPE go_goroutines gauge\ngo_goroutines 20045\n" +
-		"go_memstats_heap_inuse_bytes 4.90995712e+08\ngo_gc_duration_seconds{quantile=\"0\"} 1e-05\ngo_goroutines_other 1\n"
-	got := parseGauges(text, "go_goroutines", "go_memstats_heap_inuse_bytes", "go_gc_duration_seconds")
-	want := map[string]float64{"go_goroutines": 20045, "go_memstats_heap_inuse_bytes": 490995712}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("gauges (-want +got):\n%s", diff)
-	}
-}
-
 // The events command refuses bad settings with a usage error (exit code 2) before it
 // connects to anything.
 func TestEventsUsageErrors(t *testing.T) {
@@ -219,19 +140,11 @@ func TestEventsUsageErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var stderr bytes.Buffer
-			code := run(context.Background(), tt.args, func(string) string { return "" }, &bytes.Buffer{}, &stderr)
+			root := &cli.Command{Name: "loadtest", Commands: []*cli.Command{Command(func(string) string { return "" }, &bytes.Buffer{}, &stderr)}}
+			code := cmdline.Run(t.Context(), root, tt.args, &stderr)
 			if code != 2 || !strings.Contains(stderr.String(), tt.want) {
 				t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr.String(), tt.want)
 			}
 		})
-	}
-}
-
-// The proxy refuses addresses off loopback.
-func TestProxyRefusesOffLoopback(t *testing.T) {
-	var stderr bytes.Buffer
-	code := run(context.Background(), []string{"events", "proxy", "--upstream", "192.0.2.1:3306"}, func(string) string { return "" }, &bytes.Buffer{}, &stderr)
-	if code != 2 || !strings.Contains(stderr.String(), "not loopback") {
-		t.Errorf("exit %d, stderr %q", code, stderr.String())
 	}
 }

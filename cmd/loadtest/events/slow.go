@@ -1,4 +1,4 @@
-package main
+package events
 
 import (
 	"context"
@@ -7,109 +7,10 @@ import (
 	"strings"
 	"time"
 
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 	"messages/graph/gqlclient"
 )
-
-// allEventsQuery is an environment-wide subscription: every message of the environment.
-const allEventsQuery = `subscription { messageEvents { kind cursor message { _id subscriber { subscriberId } } } }`
-
-// burst opens one subscription (and socket) per subscriber for --burst-subscribers
-// subscribers, plus one environment-wide subscription, writes --burst-per-subscriber
-// messages to each in one transaction, and counts what every subscription receives.
-// Then it measures the quiet that follows: the poll reads the burst again until a newer
-// change moves its window.
-func (b *eventsBench) burst(ctx context.Context) ([]eventsRow, error) {
-	const name = "burst"
-	subs := b.subscribers[:b.c.burstSubs]
-	total := len(subs) * b.c.burstPer
-	set := &socketSet{}
-	defer set.closeAll(200)
-	arrivals := make(chan time.Time, total*2)
-	listeners, opened, err := b.openSubscriptions(ctx, set, len(subs), subs, arrivals)
-	if err != nil {
-		return nil, err
-	}
-	if opened != len(subs) {
-		return nil, fmt.Errorf("%d of %d subscriptions opened", opened, len(subs))
-	}
-	conn, err := b.dial(ctx, b.c.baseURL, b.ws)
-	if err != nil {
-		return nil, err
-	}
-	set.add(conn)
-	all, err := subscribe(ctx, conn, allEventsQuery, nil, 4096)
-	if err != nil {
-		return nil, err
-	}
-	everyone := &listener{}
-	go everyone.listen(all, "", nil)
-	time.Sleep(time.Second)
-
-	started := time.Now()
-	committed, err := b.insertRaw(ctx, newRawMessages(total, subs, ""))
-	if err != nil {
-		return nil, err
-	}
-	fmt.Fprintf(b.log, "%d messages committed in %s\n", total, committed.Sub(started).Round(time.Millisecond))
-	count := func() (got, complete, wrong int) {
-		for _, l := range listeners {
-			e := int(l.events.Load())
-			got += e
-			if e == b.c.burstPer {
-				complete++
-			}
-			wrong += int(l.wrong.Load())
-		}
-		return
-	}
-	deadline := committed.Add(60 * time.Second)
-	for {
-		got, _, _ := count()
-		if got >= total || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	time.Sleep(time.Second) // duplicates, if any, arrive now
-	got, complete, wrong := count()
-	var lat latencies
-	for len(arrivals) > 0 {
-		lat = append(lat, (<-arrivals).Sub(committed))
-	}
-	s := summarize(lat)
-	ended, _ := everyone.ended.Load().(string)
-	if ended == "" {
-		ended = "still open"
-	}
-
-	q, err := b.measureQuiet(ctx, min(b.c.idleWindow, 10*time.Second))
-	if err != nil {
-		return nil, err
-	}
-	return []eventsRow{
-		{Scenario: name, Measure: "messages written, one transaction", Value: float64(total),
-			Note: fmt.Sprintf("%d subscribers x %d, %d-row INSERTs; commit returned %s after the first statement began",
-				len(subs), b.c.burstPer, rawChunk, fmtEventValue(msOf(committed.Sub(started)), "ms"))},
-		{Scenario: name, Measure: "events received (one subscription per subscriber)", Value: float64(got), Expect: strconv.Itoa(total),
-			OK:   boolPtr(got == total && complete == len(subs) && wrong == 0),
-			Note: fmt.Sprintf("%d of %d subscribers got exactly %d; %d for the wrong subscriber", complete, len(subs), b.c.burstPer, wrong)},
-		{Scenario: name, Measure: "commit to last event", Value: msOf(s.max), Unit: "ms",
-			Note: fmt.Sprintf("first %s, p50 %s, p99 %s", fmtEventValue(msOf(lat.first()), "ms"), fmtEventValue(msOf(s.p50), "ms"), fmtEventValue(msOf(s.p99), "ms"))},
-		{Scenario: name, Measure: "environment-wide subscription (no filter): events", Value: float64(everyone.events.Load()), Expect: strconv.Itoa(total),
-			OK: boolPtr(int(everyone.events.Load()) == total), Note: "its stream: " + ended},
-		{Scenario: name, Measure: "after the burst, no traffic: server CPU", Value: q.cpu, Unit: "%", Target: 5,
-			Note: fmt.Sprintf("%d subscriptions open; this instance: %.1f statements/s, %.0f KB/s from the database; global: %.0f index rows read/s; %d rows in the poll window",
-				len(subs)+1, q.statements, q.kbFromDB, q.readNext, q.windowRows)},
-	}, nil
-}
-
-// first is the smallest of sorted samples.
-func (l latencies) first() time.Duration {
-	if len(l) == 0 {
-		return 0
-	}
-	return l[0]
-}
 
 // slowQuery selects a payload, so each event is a few kilobytes and a client that stops
 // reading fills the socket buffers with fewer of them.
@@ -164,11 +65,11 @@ func (b *eventsBench) slowConsumer(ctx context.Context) ([]eventsRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	before, err := readMemoryStatus(b.c.serverPID)
+	before, err := measure.ReadMemoryStatus(b.c.serverPID)
 	if err != nil {
 		return nil, err
 	}
-	sampler, err := startRSSSampler(b.c.serverPID, 20*time.Millisecond)
+	sampler, err := measure.StartRSSSampler(b.c.serverPID, 20*time.Millisecond)
 	if err != nil {
 		return nil, err
 	}
@@ -188,9 +89,9 @@ func (b *eventsBench) slowConsumer(ctx context.Context) ([]eventsRow, error) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(time.Until(lastWrite.Add(slowStall)))
-	peakMB := round2(float64(sampler.takePeak()) / 1024)
+	peakMB := measure.Round2(float64(sampler.TakePeak()) / 1024)
 	_, _ = sampler.Stop()
-	beforeMB := round2(float64(before.rssKB) / 1024)
+	beforeMB := measure.Round2(float64(before.RSSKB) / 1024)
 
 	// Now read what the stalled client was sent, up to the end of its stream.
 	received, code := drain(stalled, 15*time.Second)
@@ -221,7 +122,7 @@ func drain(s *gqlclient.Subscription, idle time.Duration) (int, string) {
 				if code == "" {
 					code = "complete"
 					if err := s.Err(); err != nil {
-						code = "closed: " + clipText(err.Error(), 80)
+						code = "closed: " + report.Clip(err.Error(), 80)
 					}
 				}
 				return n, code

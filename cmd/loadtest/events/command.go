@@ -1,4 +1,9 @@
-package main
+// Package events is the live events benchmark (`loadtest events`): how long a change
+// takes from its commit to a messageEvents subscriber, what idle subscriptions cost the
+// server, whether a burst reaches everyone, and what a consumer that stops reading
+// costs. It writes the changes itself (marks through a second instance, plain SQL
+// inserts, `server import`), so commit and receipt are read off one clock.
+package events
 
 import (
 	"context"
@@ -9,15 +14,13 @@ import (
 	"strings"
 	"time"
 
-	"messages/cmd/loadtest/cmdline"
-
 	"github.com/urfave/cli/v3"
-)
 
-// The live events benchmark (`loadtest events`): how long a change takes from its commit
-// to a messageEvents subscriber, what idle subscriptions cost the server, and whether a
-// burst reaches everyone. It writes the changes itself (marks through a second instance,
-// plain SQL inserts, `server import`), so commit and receipt are read off one clock.
+	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/events/dbproxy"
+	"messages/cmd/loadtest/loopback"
+	"messages/cmd/loadtest/report"
+)
 
 // eventScenarioNames are the scenarios of `loadtest events`, in the order they run: the
 // slow consumer before the sockets of burst and idle, whose memory the Go runtime keeps
@@ -52,8 +55,8 @@ type eventsConfig struct {
 	proxyStats string
 }
 
-// eventsCommand is `loadtest events`.
-func eventsCommand(getenv func(string) string, stdout, stderr io.Writer) *cli.Command {
+// Command is `loadtest events`, with `loadtest events proxy` beneath it.
+func Command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "events",
 		Usage: "measure live messageEvents: commit-to-client latency, idle subscriptions, bursts, slow consumers",
@@ -83,7 +86,7 @@ write returned, both read in this process. Scenarios: ` + strings.Join(eventScen
 			&cli.StringFlag{Name: "db-proxy-stats", Usage: "http://127.0.0.1:PORT/ of the counting proxy (loadtest events proxy) between --base-url's server and the database: its own queries, apart from other clients'"},
 			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},
 		},
-		Commands: []*cli.Command{proxyCommand()},
+		Commands: []*cli.Command{dbproxy.Command()},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := eventsConfigFrom(cmd)
 			if err != nil {
@@ -124,19 +127,19 @@ func eventsConfigFrom(cmd *cli.Command) (eventsConfig, error) {
 
 func (c eventsConfig) check() error {
 	for _, u := range []string{c.baseURL, c.writerURL} {
-		if err := checkLoopback(u); err != nil {
+		if err := loopback.CheckURL(u); err != nil {
 			return fmt.Errorf("--base-url/--writer-url: %w", err)
 		}
 	}
 	if c.proxyStats != "" {
-		if err := checkLoopback(c.proxyStats); err != nil {
+		if err := loopback.CheckURL(c.proxyStats); err != nil {
 			return fmt.Errorf("--db-proxy-stats: %w", err)
 		}
 	}
 	if c.databaseURL == "" {
 		return errors.New("--database-url is required: the scenarios write with plain SQL and read the database's counters")
 	}
-	if err := checkLoopbackDatabase(c.databaseURL); err != nil {
+	if err := loopback.CheckDatabaseURL(c.databaseURL); err != nil {
 		return fmt.Errorf("--database-url: %w", err)
 	}
 	switch {
@@ -191,6 +194,9 @@ func parseEventScenarios(list string) ([]string, error) {
 	return out, nil
 }
 
+// lookback is the servers' EVENTS_LOOKBACK, which the benchmark assumes is the default.
+func (c eventsConfig) lookback() time.Duration { return 2 * time.Second }
+
 // runEvents runs the chosen scenarios and prints the table (and JSON when asked). A
 // scenario that fails is reported as not measured and the others still run.
 func runEvents(ctx context.Context, c eventsConfig, stdout, log io.Writer) error {
@@ -210,13 +216,13 @@ func runEvents(ctx context.Context, c eventsConfig, stdout, log io.Writer) error
 		rep.Rows = append(rep.Rows, rows...)
 		if err != nil {
 			fmt.Fprintf(log, "%s: %v\n", name, err)
-			rep.Rows = append(rep.Rows, eventsRow{Scenario: name, Measure: "not measured", Note: clipText(err.Error(), 200)})
+			rep.Rows = append(rep.Rows, eventsRow{Scenario: name, Measure: "not measured", Note: report.Clip(err.Error(), 200)})
 		}
 		fmt.Fprintf(log, "--- %s done in %s\n", name, time.Since(start).Round(100*time.Millisecond))
 	}
 	rep.writeTable(stdout)
 	if c.jsonPath != "" {
-		return writeJSON(c.jsonPath, rep)
+		return report.WriteJSON(c.jsonPath, rep)
 	}
 	return ctx.Err()
 }

@@ -1,12 +1,13 @@
-package main
+package events
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
+
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 )
 
 // eventsReport is the outcome of `loadtest events`: one row a measure.
@@ -36,7 +37,7 @@ func (r eventsRow) ratio() float64 {
 	if r.Target <= 0 {
 		return 0
 	}
-	return round2(r.Value / r.Target)
+	return measure.Round2(r.Value / r.Target)
 }
 
 // verdict is "met", "NOT MET", or empty when the row has no target.
@@ -101,20 +102,9 @@ func (rep *eventsReport) writeTable(w io.Writer) {
 			value = "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Scenario, r.Measure, value, r.target(),
-			fmtRatio(r.ratio()), r.verdict(), r.Note)
+			report.Ratio(r.ratio()), r.verdict(), r.Note)
 	}
 	_ = tw.Flush()
 }
 
-func writeJSON(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
 func boolPtr(b bool) *bool { return &b }
-
-// msOf is d in milliseconds with two decimals, as a table value.
-func msOf(d time.Duration) float64 { return ms(d) }

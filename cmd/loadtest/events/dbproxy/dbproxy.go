@@ -1,10 +1,16 @@
-package main
+// Package dbproxy is `loadtest events proxy`: a TCP relay between one server instance
+// and MariaDB that counts that instance's commands and the bytes sent back, with the
+// counts as JSON on a stats address.
+//
+// The database's own counters (SHOW GLOBAL STATUS) add up every client of the database
+// server: on a shared machine, other programs' queries land in them too. Counted here,
+// "the database work does not grow with subscriptions" is read off one instance's
+// traffic.
+package dbproxy
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -12,16 +18,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"messages/cmd/loadtest/cmdline"
-
 	"github.com/urfave/cli/v3"
-)
 
-// The database's own counters (SHOW GLOBAL STATUS) add up every client of the database
-// server: on a shared machine, other programs' queries land in them too. The counting
-// proxy sits between one server instance and MariaDB and counts that instance's
-// commands alone, so "the database work does not grow with subscriptions" is read off
-// one instance's traffic.
+	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/loopback"
+)
 
 // MySQL client commands (the first byte of a command packet).
 const (
@@ -30,8 +31,8 @@ const (
 	comStmtExecute = 0x17
 )
 
-// proxyCounts are what one proxy saw, over all its connections.
-type proxyCounts struct {
+// counters are what one proxy saw, over all its connections.
+type counters struct {
 	Commands          atomic.Int64 // every command packet
 	Queries           atomic.Int64 // COM_QUERY: a statement sent as text
 	Prepares          atomic.Int64 // COM_STMT_PREPARE
@@ -39,8 +40,8 @@ type proxyCounts struct {
 	BytesFromDatabase atomic.Int64 // everything MariaDB sent back (rows, mostly)
 }
 
-// proxySnapshot is proxyCounts as JSON.
-type proxySnapshot struct {
+// Snapshot is what a proxy has counted so far, as its stats address answers it.
+type Snapshot struct {
 	Commands          int64 `json:"commands"`
 	Queries           int64 `json:"queries"`
 	Prepares          int64 `json:"prepares"`
@@ -48,20 +49,20 @@ type proxySnapshot struct {
 	BytesFromDatabase int64 `json:"bytesFromDatabase"`
 }
 
-func (c *proxyCounts) snapshot() proxySnapshot {
-	return proxySnapshot{Commands: c.Commands.Load(), Queries: c.Queries.Load(), Prepares: c.Prepares.Load(),
+func (c *counters) snapshot() Snapshot {
+	return Snapshot{Commands: c.Commands.Load(), Queries: c.Queries.Load(), Prepares: c.Prepares.Load(),
 		Executes: c.Executes.Load(), BytesFromDatabase: c.BytesFromDatabase.Load()}
 }
 
-// statements is what the database executed: text queries and prepared executions.
-func (s proxySnapshot) statements() int64 { return s.Queries + s.Executes }
+// Statements is what the database executed: text queries and prepared executions.
+func (s Snapshot) Statements() int64 { return s.Queries + s.Executes }
 
 // commandCounter follows the client-to-server half of a MySQL connection: packets of a
 // 3-byte little-endian length, a sequence id and the payload. A packet with sequence id
 // 0 begins a command, whose first payload byte says which. (Handshake packets from the
 // client have sequence ids from 1; no TLS and no compression, as the server connects.)
 type commandCounter struct {
-	counts    *proxyCounts
+	counts    *counters
 	header    [4]byte
 	have      int // header bytes read
 	remaining int // payload bytes of the current packet not yet seen
@@ -117,9 +118,9 @@ type byteCounter struct{ n *atomic.Int64 }
 
 func (c byteCounter) Write(b []byte) (int, error) { c.n.Add(int64(len(b))); return len(b), nil }
 
-// proxyCommand is `loadtest events proxy`: a counting TCP proxy to MariaDB, for one
-// server instance, with its counts as JSON on --stats.
-func proxyCommand() *cli.Command {
+// Command is `loadtest events proxy`: a counting TCP proxy to MariaDB, for one server
+// instance, with its counts as JSON on --stats.
+func Command() *cli.Command {
 	return &cli.Command{
 		Name:  "proxy",
 		Usage: "relay one server's MariaDB connections and count its commands (JSON on --stats); loopback only",
@@ -134,18 +135,19 @@ func proxyCommand() *cli.Command {
 				if err != nil {
 					return cmdline.Usage(err)
 				}
-				if err := loopbackHost(host); err != nil {
+				if err := loopback.CheckHost(host); err != nil {
 					return cmdline.Usage(err)
 				}
 			}
-			return runProxy(ctx, cmd.String("listen"), cmd.String("upstream"), cmd.String("stats"))
+			return Run(ctx, cmd.String("listen"), cmd.String("upstream"), cmd.String("stats"))
 		},
 	}
 }
 
-// runProxy relays connections from listen to upstream until ctx ends.
-func runProxy(ctx context.Context, listen, upstream, stats string) error {
-	counts := &proxyCounts{}
+// Run relays connections from listen to upstream until ctx ends, and answers the counts
+// as JSON at GET / on stats.
+func Run(ctx context.Context, listen, upstream, stats string) error {
+	counts := &counters{}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
 		return err
@@ -165,7 +167,7 @@ func runProxy(ctx context.Context, listen, upstream, stats string) error {
 		_ = ln.Close()
 		_ = srv.Close()
 	}()
-	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: dialLoopbackOnly}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, Control: loopback.DialControl}
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for {
@@ -185,7 +187,7 @@ func runProxy(ctx context.Context, listen, upstream, stats string) error {
 }
 
 // relay joins one client connection to a new upstream connection, counting both ways.
-func relay(ctx context.Context, client net.Conn, dialer *net.Dialer, upstream string, counts *proxyCounts) {
+func relay(ctx context.Context, client net.Conn, dialer *net.Dialer, upstream string, counts *counters) {
 	defer client.Close()
 	server, err := dialer.DialContext(ctx, "tcp", upstream)
 	if err != nil {
@@ -211,25 +213,4 @@ func closeWrite(c net.Conn) {
 	if tc, ok := c.(*net.TCPConn); ok {
 		_ = tc.CloseWrite()
 	}
-}
-
-// proxyStats reads a proxy's counts.
-func (b *eventsBench) proxyStats(ctx context.Context) (proxySnapshot, error) {
-	var s proxySnapshot
-	if b.c.proxyStats == "" {
-		return s, errors.New("no --db-proxy-stats")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, b.c.proxyStats, nil)
-	if err != nil {
-		return s, err
-	}
-	resp, err := b.http.Do(req)
-	if err != nil {
-		return s, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return s, fmt.Errorf("proxy stats: %d", resp.StatusCode)
-	}
-	return s, json.NewDecoder(resp.Body).Decode(&s)
 }
