@@ -11,6 +11,10 @@
 //	go run ./cmd/loadtest walk --api-key KEY [--limit 100] [--max-pages 20000] [--timeout 10m]
 //	    [--server-pid PID] [--json walk.json]
 //
+// Its other benchmarks are `loadtest events` (live updates), `loadtest peer` (against
+// PostGraphile) and `loadtest hostile` (hostile clients); each lives in its own package
+// beneath this one, and main only mounts their commands.
+//
 // It refuses any address that is not loopback. Exit codes: 0 success, 1 failure, 2 bad usage.
 package main
 
@@ -20,9 +24,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
+	"github.com/urfave/cli/v3"
+
+	"messages/cmd/loadtest/bench"
 	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/events"
+	"messages/cmd/loadtest/hostile"
+	"messages/cmd/loadtest/peer"
+	"messages/cmd/loadtest/walk"
 )
 
 func main() {
@@ -31,66 +41,34 @@ func main() {
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr))
 }
 
-// config is the benchmark's command line.
-type config struct {
-	baseURL          string
-	apiKey           string
-	databaseURL      string
-	duration         time.Duration
-	warmup           time.Duration
-	requestTimeout   time.Duration
-	setupTimeout     time.Duration
-	concurrency      int
-	maxRequests      int
-	scenarios        []string
-	jsonPath         string
-	baselinePath     string
-	serverPID        int
-	pageSize         int
-	deepPage         int
-	cursorDepth      int
-	farCursorDepth   int
-	cursorStep       int
-	floor            bool
-	naive            bool
-	naiveConcurrency int
-	gzip             bool
-	// settings is every flag's effective value and where it came from, printed at start.
-	settings []cmdline.Setting
-}
-
-// parseFlags reads the benchmark's command line; LOADTEST_API_KEY stands in for --api-key.
-func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	var c config
-	err := command(getenv, io.Discard, stderr, func(_ context.Context, got config) error {
-		c = got
-		return nil
-	}).Run(context.Background(), append([]string{"loadtest"}, args...))
-	return c, err
-}
-
 // run executes the command line and returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	return cmdline.Run(ctx, command(getenv, stdout, stderr, func(ctx context.Context, c config) error {
-		cmdline.PrintSettings(stderr, c.settings)
-		return runBenchmark(ctx, c, stdout, stderr)
-	}), args, stderr)
+	return cmdline.Run(ctx, command(getenv, stdout, stderr), args, stderr)
 }
 
-// runBenchmark runs the scenarios and writes the report as a table and, when asked, JSON.
-func runBenchmark(ctx context.Context, c config, stdout, log io.Writer) error {
-	rep, err := benchmark(ctx, c, log)
-	if err != nil {
-		return err
+// description is the part of `loadtest --help` that no flag carries.
+const description = `A flag wins over its environment variable, which wins over the default; the run prints
+its effective configuration first, each setting with where it came from, secrets masked.
+Every address must be loopback (127.0.0.0/8, ::1, localhost).
+
+Exit codes: 0 success; 1 failure; 2 bad usage (an unknown flag or argument, a value out of
+range).`
+
+// command is the command line: the list and mark benchmark at the root, the other
+// benchmarks and median beneath it. getenv is the environment the flags read.
+func command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command {
+	return &cli.Command{
+		Name:            "loadtest",
+		Usage:           "run named scenarios against a message server on loopback, with their raw floors",
+		UsageText:       "loadtest --api-key KEY [options]\nloadtest median [options] run1.json run2.json ...\nloadtest walk --api-key KEY [options]",
+		Description:     description,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Local: the benchmark's flags are not its subcommands'.
+		Flags:  bench.Flags(getenv),
+		Action: bench.Action(stdout, stderr),
+		Commands: []*cli.Command{bench.MedianCommand(stdout), events.Command(getenv, stdout, stderr), peer.Command(stdout, stderr),
+			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr)},
 	}
-	if c.baselinePath != "" {
-		if err := rep.applyBaseline(c.baselinePath); err != nil {
-			return err
-		}
-	}
-	rep.writeTable(stdout)
-	if c.jsonPath != "" {
-		return rep.writeJSONFile(c.jsonPath)
-	}
-	return nil
 }

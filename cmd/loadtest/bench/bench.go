@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -9,8 +9,29 @@ import (
 	"slices"
 	"time"
 
-	_ "github.com/go-sql-driver/mysql" // the floor's driver, as the server's
+	"messages/cmd/loadtest/api"
+	"messages/cmd/loadtest/loopback"
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/serverdb"
 )
+
+// runBenchmark runs the scenarios and writes the report as a table and, when asked, JSON.
+func runBenchmark(ctx context.Context, c config, stdout, log io.Writer) error {
+	rep, err := benchmark(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	if c.baselinePath != "" {
+		if err := rep.applyBaseline(c.baselinePath); err != nil {
+			return err
+		}
+	}
+	rep.writeTable(stdout)
+	if c.jsonPath != "" {
+		return rep.writeJSONFile(c.jsonPath)
+	}
+	return nil
+}
 
 // cursorDepths maps each cursor scenario to the flag that sets its depth.
 func cursorDepths(c config) map[string]int {
@@ -18,20 +39,20 @@ func cursorDepths(c config) map[string]int {
 }
 
 // limits are the bounds of each measured run and of its warmup.
-func (c config) limits() (run, warmup limits) {
-	run = limits{concurrency: c.concurrency, duration: c.duration, maxRequests: c.maxRequests, requestTimeout: c.requestTimeout}
+func (c config) limits() (run, warmup measure.Limits) {
+	run = measure.Limits{Concurrency: c.concurrency, Duration: c.duration, MaxRequests: c.maxRequests, RequestTimeout: c.requestTimeout}
 	warmup = run
-	warmup.duration = c.warmup
+	warmup.Duration = c.warmup
 	return run, warmup
 }
 
 // benchmark discovers the data, runs the selected scenarios and then their floors, and
 // returns the report. Progress goes to log.
-func benchmark(ctx context.Context, c config, log io.Writer) (*report, error) {
-	client := newHTTPClient(c.concurrency, c.requestTimeout, c.gzip)
+func benchmark(ctx context.Context, c config, log io.Writer) (*benchReport, error) {
+	client := loopback.NewHTTPClient(c.concurrency, c.requestTimeout, c.gzip)
 	defer client.CloseIdleConnections()
-	t := &target{baseURL: c.baseURL, apiKey: c.apiKey, pageSize: c.pageSize, deepPage: c.deepPage, cursors: map[string]string{}}
-	rep := &report{
+	t := &target{Server: api.Server{BaseURL: c.baseURL, APIKey: c.apiKey}, pageSize: c.pageSize, deepPage: c.deepPage, cursors: map[string]string{}}
+	rep := &benchReport{
 		StartedAt: time.Now().UTC().Truncate(time.Second), BaseURL: c.baseURL,
 		Settings: settings{Duration: c.duration.String(), Warmup: c.warmup.String(), Concurrency: c.concurrency,
 			MaxRequests: c.maxRequests, PageSize: c.pageSize, DeepPage: c.deepPage, CursorDepth: c.cursorDepth,
@@ -46,7 +67,7 @@ func benchmark(ctx context.Context, c config, log io.Writer) (*report, error) {
 	var db *sql.DB
 	if c.databaseURL != "" {
 		var err error
-		if db, err = openFloorDB(setup, c.databaseURL, c.concurrency*2); err != nil {
+		if db, err = serverdb.Open(setup, c.databaseURL, c.concurrency*2); err != nil {
 			return nil, err
 		}
 		defer db.Close()
@@ -89,11 +110,11 @@ func benchmark(ctx context.Context, c config, log io.Writer) (*report, error) {
 // machine is in the same state, the floors it is compared with that have not run yet. A
 // scenario that cannot run is reported unavailable, with the reason.
 func runScenarios(ctx context.Context, client *http.Client, t *target, c config, unavailable map[string]string,
-	floors *floorRunner, log io.Writer) ([]*result, *serverMemory, error) {
-	var sampler *rssSampler
+	floors *floorRunner, log io.Writer) ([]*result, *measure.ServerMemory, error) {
+	var sampler *measure.RSSSampler
 	if c.serverPID > 0 {
 		var err error
-		if sampler, err = startRSSSampler(c.serverPID, 50*time.Millisecond); err != nil {
+		if sampler, err = measure.StartRSSSampler(c.serverPID, 50*time.Millisecond); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -114,16 +135,16 @@ func runScenarios(ctx context.Context, client *http.Client, t *target, c config,
 		op := httpOperation(client, t, s)
 		fmt.Fprintf(log, "%s: %s, %d workers\n", name, c.duration, c.concurrency)
 		if c.warmup > 0 {
-			measure(ctx, op, warm)
+			measure.Run(ctx, op, warm)
 		}
 		if sampler != nil {
-			sampler.takePeak()
+			sampler.TakePeak()
 		}
-		res := newResult(s.name, s.about, measure(ctx, op, lim), c.concurrency)
+		res := newResult(s.name, s.about, measure.Run(ctx, op, lim), c.concurrency)
 		res.Floor, res.FloorNoCount = s.floor, s.floorNoCount
 		if sampler != nil {
-			kb := sampler.takePeak()
-			res.PeakRSSMB = round2(float64(kb) / 1024)
+			kb := sampler.TakePeak()
+			res.PeakRSSMB = measure.Round2(float64(kb) / 1024)
 			peakKB = max(peakKB, kb)
 		}
 		out = append(out, res)
@@ -142,7 +163,7 @@ func runScenarios(ctx context.Context, client *http.Client, t *target, c config,
 	if err != nil {
 		fmt.Fprintf(log, "server memory: %v\n", err)
 	}
-	return out, &serverMemory{PID: c.serverPID, PeakRSSMB: round2(float64(peakKB) / 1024), HWMMB: round2(float64(st.hwmKB) / 1024)}, nil
+	return out, &measure.ServerMemory{PID: c.serverPID, PeakRSSMB: measure.Round2(float64(peakKB) / 1024), HWMMB: measure.Round2(float64(st.HWMKB) / 1024)}, nil
 }
 
 // findCursors walks messagesConnection to the depths of the selected cursor scenarios and
@@ -161,7 +182,7 @@ func findCursors(ctx context.Context, client *http.Client, t *target, c config, 
 	slices.Sort(wanted)
 	fmt.Fprintf(log, "walking messagesConnection to depth %v, %d rows at a time\n", wanted, c.cursorStep)
 	begin := time.Now()
-	found, err := walkCursors(ctx, client, t, c.cursorStep, wanted)
+	found, err := api.WalkCursors(ctx, client, t.Server, c.cursorStep, wanted)
 	reasons := map[string]string{}
 	for _, name := range c.scenarios {
 		d, ok := depths[name]
@@ -223,10 +244,10 @@ func (r *floorRunner) run(ctx context.Context, name string) {
 	if def.naive {
 		// Whole-row scans at full concurrency would only queue on the two cores for
 		// minutes; the naive figures are the cost of such reads, a few at a time.
-		lim.concurrency = r.c.naiveConcurrency
+		lim.Concurrency = r.c.naiveConcurrency
 	} else if r.c.warmup > 0 {
-		measure(ctx, op, warm)
+		measure.Run(ctx, op, warm)
 	}
-	fmt.Fprintf(r.log, "%s: %s, %d workers\n", name, r.c.duration, lim.concurrency)
-	r.results = append(r.results, newResult(def.name, def.about, measure(ctx, op, lim), lim.concurrency))
+	fmt.Fprintf(r.log, "%s: %s, %d workers\n", name, r.c.duration, lim.Concurrency)
+	r.results = append(r.results, newResult(def.name, def.about, measure.Run(ctx, op, lim), lim.Concurrency))
 }

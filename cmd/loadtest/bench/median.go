@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -9,15 +9,16 @@ import (
 	"os"
 	"slices"
 
-	"messages/cmd/loadtest/cmdline"
-
 	"github.com/urfave/cli/v3"
+
+	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/measure"
 )
 
-// medianCommand is `loadtest median [--json out] [--baseline before.json] run1.json run2.json ...`:
+// MedianCommand is `loadtest median [--json out] [--baseline before.json] run1.json run2.json ...`:
 // it combines the reports of repeated runs into one whose every figure is the median of
 // the runs (errors are summed and peak memory is the highest), and prints it as a table.
-func medianCommand(stdout io.Writer) *cli.Command {
+func MedianCommand(stdout io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:      "median",
 		Usage:     "combine the JSON reports of repeated runs into their median",
@@ -37,13 +38,13 @@ func combineRuns(paths []string, jsonPath, baseline string, stdout io.Writer) er
 	if len(paths) == 0 {
 		return cmdline.Usage(errors.New("loadtest median needs the JSON reports of one or more runs"))
 	}
-	var runs []*report
+	var runs []*benchReport
 	for _, path := range paths {
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		var r report
+		var r benchReport
 		if err := json.Unmarshal(b, &r); err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -65,13 +66,13 @@ func combineRuns(paths []string, jsonPath, baseline string, stdout io.Writer) er
 
 // medianReport combines runs row by row (rows are matched by name, in the first run's
 // order, then any row only later runs have). A row unavailable in every run stays so.
-func medianReport(runs []*report) *report {
+func medianReport(runs []*benchReport) *benchReport {
 	out := *runs[0]
 	out.Runs = len(runs)
-	out.Scenarios = medianRows(runs, func(r *report) []*result { return r.Scenarios })
-	out.Floors = medianRows(runs, func(r *report) []*result { return r.Floors })
+	out.Scenarios = medianRows(runs, func(r *benchReport) []*result { return r.Scenarios })
+	out.Floors = medianRows(runs, func(r *benchReport) []*result { return r.Floors })
 	out.Baseline = ""
-	var servers []*serverMemory
+	var servers []*measure.ServerMemory
 	for _, r := range runs {
 		if r.Server != nil {
 			servers = append(servers, r.Server)
@@ -88,7 +89,8 @@ func medianReport(runs []*report) *report {
 	return &out
 }
 
-func medianRows(runs []*report, rows func(*report) []*result) []*result {
+// medianRows combines one kind of row (scenarios or floors) of runs, row by row.
+func medianRows(runs []*benchReport, rows func(*benchReport) []*result) []*result {
 	var names []string
 	byName := map[string][]*result{}
 	for _, r := range runs {
@@ -118,7 +120,7 @@ func medianRows(runs []*report, rows func(*report) []*result) []*result {
 			for i, row := range ran {
 				v[i] = field(row)
 			}
-			return median(v)
+			return measure.Median(v)
 		}
 		m.Requests = int(med(func(r *result) float64 { return float64(r.Requests) }))
 		m.Seconds = med(func(r *result) float64 { return r.Seconds })
@@ -140,17 +142,4 @@ func medianRows(runs []*report, rows func(*report) []*result) []*result {
 		out = append(out, &m)
 	}
 	return out
-}
-
-// median of values: the middle one, or the mean of the two middle ones.
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return round2((s[len(s)/2-1] + s[len(s)/2]) / 2)
 }

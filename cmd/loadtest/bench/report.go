@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"encoding/json"
@@ -6,20 +6,22 @@ import (
 	"io"
 	"math"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
+
+	"messages/cmd/loadtest/measure"
+	"messages/cmd/loadtest/report"
 )
 
-// report is the outcome of a run: the table and the JSON file.
-type report struct {
-	StartedAt time.Time     `json:"startedAt"`
-	BaseURL   string        `json:"baseUrl"`
-	Settings  settings      `json:"settings"`
-	Dataset   dataset       `json:"dataset"`
-	Scenarios []*result     `json:"scenarios"`
-	Floors    []*result     `json:"floors,omitempty"`
-	Server    *serverMemory `json:"server,omitempty"`
+// benchReport is the outcome of a run: the table and the JSON file.
+type benchReport struct {
+	StartedAt time.Time             `json:"startedAt"`
+	BaseURL   string                `json:"baseUrl"`
+	Settings  settings              `json:"settings"`
+	Dataset   dataset               `json:"dataset"`
+	Scenarios []*result             `json:"scenarios"`
+	Floors    []*result             `json:"floors,omitempty"`
+	Server    *measure.ServerMemory `json:"server,omitempty"`
 	// Baseline names the file of the baseline figures, when one was given.
 	Baseline string `json:"baseline,omitempty"`
 	// Runs is how many runs a combined report is the median of (0: one run).
@@ -39,15 +41,6 @@ type settings struct {
 	// NaiveConcurrency is the workers of the naive floors, when measured.
 	NaiveConcurrency int  `json:"naiveConcurrency,omitempty"`
 	Gzip             bool `json:"gzip"`
-}
-
-// serverMemory is the server's memory over the run.
-type serverMemory struct {
-	PID int `json:"pid"`
-	// PeakRSSMB is the highest VmRSS sampled during the scenarios; HWMMB the kernel's
-	// lifetime peak (VmHWM) at the end, which includes startup.
-	PeakRSSMB float64 `json:"peakRssMB"`
-	HWMMB     float64 `json:"vmHwmMB"`
 }
 
 // result is one scenario's or floor's figures; latencies are in milliseconds.
@@ -83,17 +76,18 @@ type result struct {
 	Concurrency int `json:"concurrency"`
 }
 
-func newResult(name, about string, m measurement, concurrency int) *result {
+// newResult is the row of a scenario or floor that measured m with concurrency workers.
+func newResult(name, about string, m measure.Measurement, concurrency int) *result {
 	return &result{Concurrency: concurrency,
-		Name: name, About: about, Requests: m.requests, Errors: m.errors, FirstError: m.firstError,
-		Seconds: math.Round(m.elapsed.Seconds()*100) / 100, PerSecond: math.Round(m.perSecond()*10) / 10,
-		P50: ms(m.latencies.p50), P95: ms(m.latencies.p95), P99: ms(m.latencies.p99),
-		Max: ms(m.latencies.max), Mean: ms(m.latencies.mean),
+		Name: name, About: about, Requests: m.Requests, Errors: m.Errors, FirstError: m.FirstError,
+		Seconds: math.Round(m.Elapsed.Seconds()*100) / 100, PerSecond: math.Round(m.PerSecond()*10) / 10,
+		P50: measure.MS(m.Latencies.P50), P95: measure.MS(m.Latencies.P95), P99: measure.MS(m.Latencies.P99),
+		Max: measure.MS(m.Latencies.Max), Mean: measure.MS(m.Latencies.Mean),
 	}
 }
 
 // linkFloors fills in each scenario's ratios to its floors.
-func (r *report) linkFloors() {
+func (r *benchReport) linkFloors() {
 	byName := map[string]*result{}
 	for _, f := range r.Floors {
 		if f.Unavailable == "" && f.Requests > f.Errors {
@@ -105,24 +99,22 @@ func (r *report) linkFloors() {
 			continue
 		}
 		if f, ok := byName[s.Floor]; ok && f.P50 > 0 {
-			s.FloorP50, s.RatioToFloor = f.P50, round2(s.P50/f.P50)
+			s.FloorP50, s.RatioToFloor = f.P50, measure.Round2(s.P50/f.P50)
 		}
 		if f, ok := byName[s.FloorNoCount]; ok && f.P50 > 0 {
-			s.RatioToFloorNoCount = round2(s.P50 / f.P50)
+			s.RatioToFloorNoCount = measure.Round2(s.P50 / f.P50)
 		}
 	}
 }
 
-func round2(x float64) float64 { return math.Round(x*100) / 100 }
-
 // applyBaseline reads an earlier run's JSON and sets every row's BaselineP50: the "before"
 // column.
-func (r *report) applyBaseline(path string) error {
+func (r *benchReport) applyBaseline(path string) error {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("--baseline: %w", err)
 	}
-	var before report
+	var before benchReport
 	if err := json.Unmarshal(b, &before); err != nil {
 		return fmt.Errorf("--baseline %s: %w", path, err)
 	}
@@ -146,7 +138,7 @@ func (r *report) applyBaseline(path string) error {
 }
 
 // writeTable prints the scenarios, then the floors, as aligned columns.
-func (r *report) writeTable(w io.Writer) {
+func (r *benchReport) writeTable(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	before := r.Baseline != ""
 	head := "SCENARIO\tREQUESTS\tREQ/S\tP50\tP95\tP99\tERRORS\tFLOOR P50\tx FLOOR\tx FLOOR NO COUNT\tPEAK RSS\t"
@@ -156,12 +148,12 @@ func (r *report) writeTable(w io.Writer) {
 	fmt.Fprintln(tw, head)
 	for _, s := range r.Scenarios {
 		if s.Unavailable != "" {
-			fmt.Fprintf(tw, "%s\tunavailable: %s\t\n", s.Name, clipText(s.Unavailable, 100))
+			fmt.Fprintf(tw, "%s\tunavailable: %s\t\n", s.Name, report.Clip(s.Unavailable, 100))
 			continue
 		}
 		line := fmt.Sprintf("%s\t%d\t%.1f\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t", s.Name, s.Requests, s.PerSecond,
-			fmtMS(s.P50), fmtMS(s.P95), fmtMS(s.P99), s.Errors, fmtMS(s.FloorP50), fmtRatio(s.RatioToFloor),
-			fmtRatio(s.RatioToFloorNoCount), fmtMB(s.PeakRSSMB))
+			report.MS(s.P50), report.MS(s.P95), report.MS(s.P99), s.Errors, report.MS(s.FloorP50), report.Ratio(s.RatioToFloor),
+			report.Ratio(s.RatioToFloorNoCount), report.MB(s.PeakRSSMB))
 		if before {
 			line += fmtBaseline(s) + "\t"
 		}
@@ -178,11 +170,11 @@ func (r *report) writeTable(w io.Writer) {
 		fmt.Fprintln(tw, head)
 		for _, f := range r.Floors {
 			if f.Unavailable != "" {
-				fmt.Fprintf(tw, "%s\tunavailable: %s\t\n", f.Name, clipText(f.Unavailable, 100))
+				fmt.Fprintf(tw, "%s\tunavailable: %s\t\n", f.Name, report.Clip(f.Unavailable, 100))
 				continue
 			}
 			line := fmt.Sprintf("%s\t%d\t%.1f\t%s\t%s\t%s\t%d\t%d\t", f.Name, f.Requests, f.PerSecond,
-				fmtMS(f.P50), fmtMS(f.P95), fmtMS(f.P99), f.Errors, f.Concurrency)
+				report.MS(f.P50), report.MS(f.P95), report.MS(f.P99), f.Errors, f.Concurrency)
 			if before {
 				line += fmtBaseline(f) + "\t"
 			}
@@ -191,63 +183,23 @@ func (r *report) writeTable(w io.Writer) {
 		tw.Flush()
 	}
 	if r.Server != nil {
-		fmt.Fprintf(w, "\nserver pid %d: peak RSS during the scenarios %s, VmHWM %s\n", r.Server.PID, fmtMB(r.Server.PeakRSSMB), fmtMB(r.Server.HWMMB))
+		fmt.Fprintf(w, "\nserver pid %d: peak RSS during the scenarios %s, VmHWM %s\n", r.Server.PID, report.MB(r.Server.PeakRSSMB), report.MB(r.Server.HWMMB))
 	}
 	for _, rows := range [][]*result{r.Scenarios, r.Floors} {
 		for _, s := range rows {
 			if s.Errors > 0 {
-				fmt.Fprintf(w, "%s: %d failed requests; the first: %s\n", s.Name, s.Errors, clipText(s.FirstError, 300))
+				fmt.Fprintf(w, "%s: %d failed requests; the first: %s\n", s.Name, s.Errors, report.Clip(s.FirstError, 300))
 			}
 		}
 	}
 }
 
-func (r *report) writeJSONFile(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
-}
-
-func fmtMS(v float64) string {
-	switch {
-	case v <= 0:
-		return "-"
-	case v < 10:
-		return fmt.Sprintf("%.2f ms", v)
-	case v < 1000:
-		return fmt.Sprintf("%.1f ms", v)
-	default:
-		return fmt.Sprintf("%.0f ms", v)
-	}
-}
+// writeJSONFile writes the report to path as JSON.
+func (r *benchReport) writeJSONFile(path string) error { return report.WriteJSON(path, r) }
 
 func fmtBaseline(r *result) string {
 	if r.BaselineFailed {
 		return "all failed"
 	}
-	return fmtMS(r.BaselineP50)
-}
-
-func fmtRatio(v float64) string {
-	if v <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.2fx", v)
-}
-
-func fmtMB(v float64) string {
-	if v <= 0 {
-		return "-"
-	}
-	return fmt.Sprintf("%.0f MB", v)
-}
-
-func clipText(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > n {
-		return s[:n] + "..."
-	}
-	return s
+	return report.MS(r.BaselineP50)
 }

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -7,16 +7,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"messages/cmd/loadtest/serverdb"
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/seed"
 	"messages/models/store"
 )
 
-// TestFloorPagesMatchTheStore checks that every floor reads the page the server returns:
-// the same rows, order, embedded records, count and bytes, so a ratio to the floor
-// compares equal work.
-func TestFloorPagesMatchTheStore(t *testing.T) {
+// floorDepth is the depth of the cursor floor the test compares.
+const floorDepth = 20
+
+// floorFixture seeds a fresh MySQL database, marks one of the busiest subscriber's
+// messages, and returns its store, the environment, that subscriber, five transaction ids
+// and a floor over the same rows.
+func floorFixture(t *testing.T) (st *store.Store, env, inbox string, txns []string, f *rawFloor) {
+	t.Helper()
 	ctx := t.Context()
 	url := dbtest.URL(t, store.DialectMySQL)
 	st, err := store.Open(ctx, url, store.DefaultPool)
@@ -31,15 +36,14 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := stats.EnvironmentID
-	db, err := openFloorDB(ctx, url, 2)
+	env = stats.EnvironmentID
+	db, err := serverdb.Open(ctx, url, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = db.Close() })
 
-	inbox, err := busiestSubscriber(ctx, db, env)
-	if err != nil {
+	if inbox, err = busiestSubscriber(ctx, db, env); err != nil {
 		t.Fatal(err)
 	}
 	first, err := st.ListMessages(ctx, env, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything)
@@ -51,17 +55,22 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 		Type: models.ButtonPrimary, Status: models.ActionDone, Payload: models.JSON(`{"choice":"<yes>"}`)}); err != nil {
 		t.Fatal(err)
 	}
-	var txns []string
 	for _, m := range first.Data[:5] {
 		txns = append(txns, m.TransactionID)
 	}
-	const depth = 20
-	positions, err := keysetPositions(ctx, db, env, map[string]int{"graphql-cursor-deep": depth})
+	positions, err := keysetPositions(ctx, db, env, map[string]int{"graphql-cursor-deep": floorDepth})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &rawFloor{db: db, environmentID: env, pageSize: 10, deepOffset: 50, inbox: inbox, transactionIDs: txns, positions: positions}
+	f = &rawFloor{db: db, environmentID: env, pageSize: 10, deepOffset: 50, inbox: inbox, transactionIDs: txns, positions: positions}
+	return st, env, inbox, txns, f
+}
 
+// TestFloorPagesMatchTheStore checks that every floor reads the page the server returns:
+// the same rows, order, embedded records, count and bytes, so a ratio to the floor
+// compares equal work.
+func TestFloorPagesMatchTheStore(t *testing.T) {
+	st, env, inbox, txns, f := floorFixture(t)
 	noCount := models.ListOptions{Subscribers: true, Templates: true}
 	tests := []struct {
 		floor  string
@@ -74,12 +83,13 @@ func TestFloorPagesMatchTheStore(t *testing.T) {
 		{floorInboxPage, models.ListFilter{SubscriberID: &inbox}, models.Page{Size: 10}, models.Everything},
 		{floorDeepPage, models.ListFilter{}, models.Page{Number: 5, Size: 10}, models.Everything},
 		{floorTransactions, models.ListFilter{TransactionIDs: txns}, models.Page{Size: 10}, models.Everything},
-		{floorCursorDeep, models.ListFilter{}, models.Page{Number: depth / 10, Size: 10}, noCount},
+		{floorCursorDeep, models.ListFilter{}, models.Page{Number: floorDepth / 10, Size: 10}, noCount},
 		{naiveFirstPage, models.ListFilter{}, models.Page{Size: 10}, models.Everything},
 		{naiveDeepPage, models.ListFilter{}, models.Page{Number: 5, Size: 10}, models.Everything},
 	}
 	for _, tt := range tests {
 		t.Run(tt.floor, func(t *testing.T) {
+			ctx := t.Context()
 			want, err := st.ListMessages(ctx, env, tt.filter, tt.page, tt.opts)
 			if err != nil {
 				t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"messages/models/store"
+	"messages/cmd/loadtest/measure"
 )
 
 // The raw floors: the pages of the REST and GraphQL scenarios read with plain
@@ -90,29 +90,8 @@ type rawFloor struct {
 	positions      map[string]keysetPosition
 }
 
-// openFloorDB opens the server's database with the server's own driver settings
-// (store.MySQLDSN), so the floor and the server differ only in what runs above the driver.
-func openFloorDB(ctx context.Context, databaseURL string, conns int) (*sql.DB, error) {
-	dsn, err := store.MySQLDSN(databaseURL)
-	if err != nil {
-		return nil, err
-	}
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		return nil, err
-	}
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	db.SetConnMaxLifetime(5 * time.Minute)
-	if err := db.PingContext(ctx); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("database: %w", err)
-	}
-	return db, nil
-}
-
 // operation returns one request of a floor.
-func (f *rawFloor) operation(def floorDef) operation {
+func (f *rawFloor) operation(def floorDef) measure.Operation {
 	return func(ctx context.Context, _ int64) error {
 		page, err := f.page(ctx, def)
 		if err != nil {
@@ -137,21 +116,9 @@ type floorPage struct {
 // past the page, for hasMore), rows by primary key, the count when needed, then the
 // page's subscribers and templates in one query each.
 func (f *rawFloor) page(ctx context.Context, def floorDef) (*floorPage, error) {
-	where, args := "environment_id = ?", []any{f.environmentID}
-	if def.inbox {
-		var id string
-		err := f.db.QueryRowContext(ctx, "SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ? LIMIT 1",
-			f.environmentID, f.inbox).Scan(&id)
-		if err != nil {
-			return nil, fmt.Errorf("subscriber: %w", err)
-		}
-		where, args = where+" AND subscriber_id = ?", append(args, id)
-	}
-	if def.transactions {
-		where += " AND transaction_id IN (" + placeholders(len(f.transactionIDs)) + ")"
-		for _, id := range f.transactionIDs {
-			args = append(args, id)
-		}
+	where, args, err := f.filter(ctx, def)
+	if err != nil {
+		return nil, err
 	}
 	pageWhere, pageArgs := where, args
 	if def.keyset != "" {
@@ -168,32 +135,9 @@ func (f *rawFloor) page(ctx context.Context, def floorDef) (*floorPage, error) {
 	}
 	page := &floorPage{PageSize: f.pageSize, Page: offset / f.pageSize}
 
-	var msgs []*floorMessage
-	var err error
-	if def.naive {
-		msgs, err = f.messages(ctx, "SELECT "+messageColumns+" FROM messages WHERE "+pageWhere+
-			" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", append(pageArgs, f.pageSize+1, offset)...)
-		if err != nil {
-			return nil, err
-		}
-	} else {
-		ids, err := f.strings(ctx, "SELECT id FROM messages WHERE "+pageWhere+
-			" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", append(pageArgs, f.pageSize+1, offset)...)
-		if err != nil {
-			return nil, err
-		}
-		if len(ids) > 0 {
-			rowArgs := []any{f.environmentID}
-			for _, id := range ids {
-				rowArgs = append(rowArgs, id)
-			}
-			rows, err := f.messages(ctx, "SELECT "+messageColumns+" FROM messages WHERE environment_id = ? AND id IN ("+
-				placeholders(len(ids))+")", rowArgs...)
-			if err != nil {
-				return nil, err
-			}
-			msgs = inOrder(ids, rows)
-		}
+	msgs, err := f.pageMessages(ctx, def.naive, pageWhere, pageArgs, offset)
+	if err != nil {
+		return nil, err
 	}
 	if len(msgs) > f.pageSize {
 		page.HasMore = true
@@ -215,6 +159,53 @@ func (f *rawFloor) page(ctx context.Context, def floorDef) (*floorPage, error) {
 		return nil, err
 	}
 	return page, nil
+}
+
+// filter is the WHERE clause of the floor's list, without its page: the environment,
+// narrowed to the busy subscriber or the transaction ids.
+func (f *rawFloor) filter(ctx context.Context, def floorDef) (string, []any, error) {
+	where, args := "environment_id = ?", []any{f.environmentID}
+	if def.inbox {
+		var id string
+		err := f.db.QueryRowContext(ctx, "SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ? LIMIT 1",
+			f.environmentID, f.inbox).Scan(&id)
+		if err != nil {
+			return "", nil, fmt.Errorf("subscriber: %w", err)
+		}
+		where, args = where+" AND subscriber_id = ?", append(args, id)
+	}
+	if def.transactions {
+		where += " AND transaction_id IN (" + placeholders(len(f.transactionIDs)) + ")"
+		for _, id := range f.transactionIDs {
+			args = append(args, id)
+		}
+	}
+	return where, args, nil
+}
+
+// pageMessages reads one past a page of rows matching where, offset rows in, newest
+// first: naive reads whole rows with OFFSET; otherwise ids through the covering index,
+// then the rows by primary key.
+func (f *rawFloor) pageMessages(ctx context.Context, naive bool, where string, args []any, offset int) ([]*floorMessage, error) {
+	if naive {
+		return f.messages(ctx, "SELECT "+messageColumns+" FROM messages WHERE "+where+
+			" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", append(args, f.pageSize+1, offset)...)
+	}
+	ids, err := f.strings(ctx, "SELECT id FROM messages WHERE "+where+
+		" ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", append(args, f.pageSize+1, offset)...)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	rowArgs := []any{f.environmentID}
+	for _, id := range ids {
+		rowArgs = append(rowArgs, id)
+	}
+	rows, err := f.messages(ctx, "SELECT "+messageColumns+" FROM messages WHERE environment_id = ? AND id IN ("+
+		placeholders(len(ids))+")", rowArgs...)
+	if err != nil {
+		return nil, err
+	}
+	return inOrder(ids, rows), nil
 }
 
 // inOrder returns rows in the order of ids.

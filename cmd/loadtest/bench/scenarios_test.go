@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -16,6 +16,9 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"messages/cmd/loadtest/api"
+	"messages/cmd/loadtest/loopback"
 )
 
 const (
@@ -208,7 +211,7 @@ func (f *fakeServer) graphql(w http.ResponseWriter, r *http.Request) {
 }
 
 func testTarget(base string) *target {
-	return &target{baseURL: base, apiKey: testKey, pageSize: 10, deepPage: 50_000, inboxSubscriber: testSubscriber,
+	return &target{Server: api.Server{BaseURL: base, APIKey: testKey}, pageSize: 10, deepPage: 50_000, inboxSubscriber: testSubscriber,
 		transactionIDs: testTransactions, markMessageIDs: []string{fmt.Sprintf("%024x", 1), fmt.Sprintf("%024x", 2)},
 		cursors: map[string]string{"graphql-cursor-deep": "cursor-5", "graphql-cursor-far": "cursor-500"}}
 }
@@ -218,7 +221,7 @@ func testTarget(base string) *target {
 func TestScenarioRequestsAreWellFormed(t *testing.T) {
 	f, srv := newFakeServer(t, true)
 	tg := testTarget(srv.URL)
-	client := newHTTPClient(2, 0, false)
+	client := loopback.NewHTTPClient(2, 0, false)
 	for _, s := range scenarios {
 		t.Run(s.name, func(t *testing.T) {
 			for i := range int64(2) {
@@ -226,7 +229,7 @@ func TestScenarioRequestsAreWellFormed(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if _, err := send(client, req, s.want, s.graphql); err != nil {
+				if _, err := api.Send(client, req, s.want, s.graphql); err != nil {
 					t.Error(err)
 				}
 			}
@@ -242,40 +245,15 @@ func TestScenarioRequestsAreWellFormed(t *testing.T) {
 	}
 }
 
-func TestSendCountsGraphQLErrorsAndStatuses(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/errors":
-			fmt.Fprint(w, `{"errors":[{"message":"boom"}],"data":null}`)
-		case "/limited":
-			w.WriteHeader(http.StatusTooManyRequests)
-			fmt.Fprint(w, `{"statusCode":429}`)
-		case "/redirect":
-			http.Redirect(w, r, "http://192.0.2.1/", http.StatusFound)
-		default:
-			fmt.Fprint(w, `{"data":{"messages":{"hasMore":false}}}`)
-		}
-	}))
-	defer srv.Close()
-	client := newHTTPClient(1, 0, false)
-	for path, wantErr := range map[string]string{"/ok": "", "/errors": "GraphQL errors", "/limited": "status 429", "/redirect": "status 302"} {
-		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, nil)
-		_, err := send(client, req, http.StatusOK, true)
-		if (wantErr == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), wantErr)) {
-			t.Errorf("%s: err = %v, want %q", path, err, wantErr)
-		}
-	}
-}
-
 // TestRunEndToEnd runs every scenario briefly against the fake server, as the command
 // line would, and reads the JSON report.
 func TestRunEndToEnd(t *testing.T) {
 	f, srv := newFakeServer(t, true)
 	out := filepath.Join(t.TempDir(), "out.json")
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"--base-url", srv.URL, "--api-key", testKey, "--duration", "150ms", "--warmup", "0",
+	code := run(t, []string{"--base-url", srv.URL, "--api-key", testKey, "--duration", "150ms", "--warmup", "0",
 		"--concurrency", "2", "--max-requests", "50", "--cursor-depth", "5", "--far-cursor-depth", "12", "--cursor-step", "2",
-		"--json", out}, noEnv, &stdout, &stderr)
+		"--json", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -309,8 +287,8 @@ func TestRunWithoutConnection(t *testing.T) {
 	_, srv := newFakeServer(t, false)
 	out := filepath.Join(t.TempDir(), "out.json")
 	var stdout, stderr bytes.Buffer
-	code := run(t.Context(), []string{"--base-url", srv.URL, "--api-key", testKey, "--duration", "50ms", "--warmup", "0",
-		"--concurrency", "1", "--scenarios", "rest-first-page,graphql-cursor-deep", "--json", out}, noEnv, &stdout, &stderr)
+	code := run(t, []string{"--base-url", srv.URL, "--api-key", testKey, "--duration", "50ms", "--warmup", "0",
+		"--concurrency", "1", "--scenarios", "rest-first-page,graphql-cursor-deep", "--json", out}, &stdout, &stderr)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -323,13 +301,13 @@ func TestRunWithoutConnection(t *testing.T) {
 	}
 }
 
-func readReport(t *testing.T, path string) report {
+func readReport(t *testing.T, path string) benchReport {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep report
+	var rep benchReport
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}

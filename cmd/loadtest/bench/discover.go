@@ -1,18 +1,13 @@
-package main
+package bench
 
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
-
-	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
 // dataset is what discovery learnt of the data, for the report.
@@ -41,28 +36,10 @@ type listBody struct {
 
 func (t *target) list(ctx context.Context, client *http.Client, q url.Values) (*listBody, error) {
 	var page listBody
-	if err := t.listInto(ctx, client, q, &page); err != nil {
+	if err := t.ListInto(ctx, client, q, &page); err != nil {
 		return nil, err
 	}
 	return &page, nil
-}
-
-// listInto reads GET /v1/messages with q and decodes its page into v.
-func (t *target) listInto(ctx context.Context, client *http.Client, q url.Values, v any) error {
-	req, err := t.get(ctx, t.listURL(q))
-	if err != nil {
-		return err
-	}
-	body, err := send(client, req, http.StatusOK, false)
-	if err != nil {
-		return err
-	}
-	// encoding/json's semantics on its v2 implementation (jsonv1): a 400 KB page decodes in
-	// a third of encoding/json's time, which a walk of every page would otherwise count.
-	if err := jsonv1.Unmarshal(body, v); err != nil {
-		return fmt.Errorf("GET /v1/messages: the page is not JSON: %w", err)
-	}
-	return nil
 }
 
 // transactionsWanted is how many transaction ids rest-transactions filters by.
@@ -136,72 +113,6 @@ func busiestSubscriber(ctx context.Context, db *sql.DB, environmentID string) (s
 		return "", fmt.Errorf("busiest subscriber: %w", err)
 	}
 	return id, nil
-}
-
-// cursorWalk is the part of a messagesConnection response the walk reads.
-type cursorWalk struct {
-	Data *struct {
-		MessagesConnection *struct {
-			PageInfo struct {
-				HasNextPage bool   `json:"hasNextPage"`
-				EndCursor   string `json:"endCursor"`
-			} `json:"pageInfo"`
-		} `json:"messagesConnection"`
-	} `json:"data"`
-	Errors []struct {
-		Message string `json:"message"`
-	} `json:"errors"`
-}
-
-// walkCursors pages through messagesConnection, step rows at a time, and returns the
-// endCursor at each of depths (ascending): the cursor after which the page at that depth
-// starts. An error means the field is missing or the list is shorter.
-func walkCursors(ctx context.Context, client *http.Client, t *target, step int, depths []int) (map[int]string, error) {
-	out := map[int]string{}
-	after, done := "", 0
-	for _, depth := range depths {
-		for done < depth {
-			n := min(step, depth-done)
-			vars := map[string]any{"first": n}
-			if after != "" {
-				vars["after"] = after
-			}
-			req, err := t.graphql(ctx, cursorWalkQuery, vars)
-			if err != nil {
-				return out, err
-			}
-			resp, err := client.Do(req)
-			if err != nil {
-				return out, err
-			}
-			body, err := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			if err != nil {
-				return out, err
-			}
-			var w cursorWalk
-			if err := json.Unmarshal(body, &w); err != nil {
-				return out, fmt.Errorf("status %d: %s", resp.StatusCode, clip(body))
-			}
-			if len(w.Errors) > 0 {
-				msgs := make([]string, len(w.Errors))
-				for i, e := range w.Errors {
-					msgs[i] = e.Message
-				}
-				return out, errors.New(strings.Join(msgs, "; "))
-			}
-			if w.Data == nil || w.Data.MessagesConnection == nil || w.Data.MessagesConnection.PageInfo.EndCursor == "" {
-				return out, fmt.Errorf("no endCursor after %d rows (status %d)", done, resp.StatusCode)
-			}
-			info := w.Data.MessagesConnection.PageInfo
-			after, done = info.EndCursor, done+n
-			if !info.HasNextPage && done < depths[len(depths)-1] {
-				return out, fmt.Errorf("the list ends after %d rows", done)
-			}
-		}
-		out[depth] = after
-	}
-	return out, nil
 }
 
 // keysetPositions returns, for each depth, the (created_at, id) of the depth-th row of
