@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"messages/models"
+	"messages/models/cluster"
 	"messages/models/dbtest"
 	"messages/models/store"
 )
@@ -35,9 +36,9 @@ func TestIdempotentMarkRunsAgainAfterDeadlock(t *testing.T) {
 	ran := func() []int { mu.Lock(); defer mu.Unlock(); return slices.Clone(attempts) }
 	defer hooks.Set(e.msg.ID, func(ctx context.Context) error {
 		mu.Lock()
-		attempts = append(attempts, store.TxAttempt(ctx))
+		attempts = append(attempts, cluster.Attempt(ctx))
 		mu.Unlock()
-		if store.TxAttempt(ctx) > 1 {
+		if cluster.Attempt(ctx) > 1 {
 			return nil
 		}
 		return dbtest.Deadlock(t, sqlDB, e.msg.ID, heavy, func() error {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"messages/models"
+	"messages/models/cluster"
 	"messages/models/store"
 )
 
@@ -90,7 +91,7 @@ func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(line
 		}
 	}
 	err = run(ctx, func(ctx context.Context) error {
-		if store.TxAttempt(ctx) > 1 {
+		if cluster.Attempt(ctx) > 1 {
 			if err := reread(); err != nil {
 				return fmt.Errorf("read import again: %w", err)
 			}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"messages/models"
+	"messages/models/cluster"
 	"strconv"
 	"strings"
 
@@ -54,7 +55,7 @@ func (s *Store) WriteBatch(ctx context.Context, b Batch, c Conflict) error {
 		func() error { return insertRows(db, &models.Message{}, b.Messages, c, s.insertBatch()) },
 	} {
 		if err := write(); err != nil {
-			return noteConflict(ctx, err)
+			return cluster.NoteConflict(ctx, err)
 		}
 	}
 	return nil

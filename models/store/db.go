@@ -2,9 +2,11 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"messages/models"
+	"messages/models/cluster"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 )
 
@@ -32,7 +35,7 @@ type Store struct {
 	dialect string
 	// o are the settings Open was given, fixed from then on.
 	o           openOptions
-	retryStats  RetryStats
+	retryStats  cluster.RetryStats
 	auth        authCache
 	templates   recordCache[models.Template]
 	subscribers recordCache[models.Subscriber]
@@ -271,4 +274,13 @@ func RedactURL(databaseURL string) string {
 		u.User = url.UserPassword(u.User.Username(), "xxxxx")
 	}
 	return u.String()
+}
+
+// mysqlDialector is GORM's MySQL dialector for a DSN made by MySQLDSN: the driver's own
+// for one host, a cluster.NewHostsConnector pool for several.
+func mysqlDialector(dsn string, retryAfter time.Duration) gorm.Dialector {
+	if c, ok := cluster.NewHostsConnector(dsn, retryAfter); ok {
+		return mysql.New(mysql.Config{DSN: dsn, Conn: sql.OpenDB(c)})
+	}
+	return mysql.New(mysql.Config{DSN: dsn})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"messages/models/cluster"
 	"messages/models/migrate"
 	"time"
 	"unicode/utf8"
@@ -28,7 +29,7 @@ type openOptions struct {
 	slow           time.Duration
 	now            func() time.Time
 	authTTL        time.Duration
-	retry          RetryPolicy
+	retry          cluster.RetryPolicy
 	hostRetryAfter time.Duration
 	migrationLease time.Duration
 	markHook       func(ctx context.Context, messageID string) error
@@ -36,8 +37,8 @@ type openOptions struct {
 
 // defaultOpenOptions are the settings of an Open given no option.
 func defaultOpenOptions() openOptions {
-	return openOptions{slow: DefaultSlowThreshold, now: time.Now, authTTL: DefaultAuthTTL, retry: DefaultRetryPolicy,
-		hostRetryAfter: DefaultHostRetryAfter, migrationLease: migrate.DefaultLease}
+	return openOptions{slow: DefaultSlowThreshold, now: time.Now, authTTL: DefaultAuthTTL, retry: cluster.DefaultRetryPolicy,
+		hostRetryAfter: cluster.DefaultHostRetryAfter, migrationLease: migrate.DefaultLease}
 }
 
 // WithClock makes now the store's clock, GORM's timestamps included, instead of
@@ -53,13 +54,13 @@ func WithAuthTTL(d time.Duration) OpenOption {
 }
 
 // WithRetryPolicy sets how transactions that lose a conflict are run again, instead of
-// DefaultRetryPolicy.
-func WithRetryPolicy(p RetryPolicy) OpenOption {
+// cluster.DefaultRetryPolicy.
+func WithRetryPolicy(p cluster.RetryPolicy) OpenOption {
 	return func(o *openOptions) { o.retry = p }
 }
 
 // WithHostRetryAfter sets how long a host of several that failed is tried only after the
-// others, instead of DefaultHostRetryAfter.
+// others, instead of cluster.DefaultHostRetryAfter.
 func WithHostRetryAfter(d time.Duration) OpenOption {
 	return func(o *openOptions) { o.hostRetryAfter = d }
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"messages/models"
+	"messages/models/cluster"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -69,7 +70,7 @@ func (s *Store) ClaimIdempotencyKey(ctx context.Context, k *models.IdempotencyKe
 		// A deadlock (three claims of one key at once on MySQL) or, on Galera, a claim
 		// of the same key committed on another node first: the whole transaction is
 		// run again, and then finds the other request's record.
-		return nil, noteConflict(ctx, err)
+		return nil, cluster.NoteConflict(ctx, err)
 	}
 	return existing, nil
 }
@@ -84,13 +85,13 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, k *models.Idempotenc
 		Where("environment_id = ? AND idempotency_key = ?", k.EnvironmentID, k.Key).
 		Updates(map[string]any{"status": k.Status, "content_type": k.ContentType, "body": k.Body})
 	if res.Error != nil {
-		return noteConflict(ctx, res.Error)
+		return cluster.NoteConflict(ctx, res.Error)
 	}
 	if res.RowsAffected != 1 {
 		// The claim this transaction inserted is gone: the transaction was rolled back
 		// under it (on Galera, aborted by a replicated write between two statements), so
 		// it is run again like any other conflict.
-		return noteConflict(ctx, fmt.Errorf("idempotency key of environment %s: %w", k.EnvironmentID, models.ErrRolledBack))
+		return cluster.NoteConflict(ctx, fmt.Errorf("idempotency key of environment %s: %w", k.EnvironmentID, models.ErrRolledBack))
 	}
 	return nil
 }

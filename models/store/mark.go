@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"messages/models"
+	"messages/models/cluster"
 
 	"gorm.io/gorm"
 )
@@ -44,7 +45,7 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a m
 			return errNotFound("message")
 		}
 		if hook := s.o.markHook; hook != nil {
-			if err := noteConflict(ctx, hook(ctx, a.MessageID)); err != nil {
+			if err := cluster.NoteConflict(ctx, hook(ctx, a.MessageID)); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	mysqldriver "github.com/go-sql-driver/mysql"
 
 	"messages/models"
+	"messages/models/cluster"
 	"messages/models/dbtest"
 	"messages/models/store"
 )
@@ -59,8 +60,8 @@ func TestMarkRunsAgainAfterDeadlock(t *testing.T) {
 	var attempts []int
 	var lost error
 	defer hooks.Set(f.ofAlice.ID, func(ctx context.Context) error {
-		attempts = append(attempts, store.TxAttempt(ctx))
-		if store.TxAttempt(ctx) > 1 {
+		attempts = append(attempts, cluster.Attempt(ctx))
+		if cluster.Attempt(ctx) > 1 {
 			return nil
 		}
 		lost = dbtest.Deadlock(t, sqlDB, f.ofAlice.ID, heavy, func() error {
@@ -111,8 +112,8 @@ func TestRetryTransactionGivesUp(t *testing.T) {
 		if !errors.Is(err, deadlockError) || !models.IsUnavailable(err) {
 			t.Fatalf("error %v, want the deadlock, reported as unavailable", err)
 		}
-		if attempts != store.DefaultRetryPolicy.Attempts {
-			t.Errorf("%d attempts, want %d", attempts, store.DefaultRetryPolicy.Attempts)
+		if attempts != cluster.DefaultRetryPolicy.Attempts {
+			t.Errorf("%d attempts, want %d", attempts, cluster.DefaultRetryPolicy.Attempts)
 		}
 		if n := s.Retries().Exhausted.Load() - exhausted; n < 1 {
 			t.Errorf("exhausted retries counted %d, want at least 1", n)
@@ -131,7 +132,7 @@ func TestTransactionRollsBackAConflictFnSwallowed(t *testing.T) {
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		f := newMarkFixture(t, s)
 		defer hooks.Set(f.ofAlice.ID, func(ctx context.Context) error {
-			if store.TxAttempt(ctx) == 1 {
+			if cluster.Attempt(ctx) == 1 {
 				return deadlockError
 			}
 			return nil

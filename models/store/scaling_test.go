@@ -324,7 +324,7 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 // never need a shared sequence. Goose's own bookkeeping table is the one exception.
 func TestNoAutoIncrement(t *testing.T) {
 	t.Parallel()
-	for _, dir := range []string{"migrations/mysql", "migrations/sqlite"} {
+	for _, dir := range []string{"../migrate/migrations/mysql", "../migrate/migrations/sqlite"} {
 		files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
 		if err != nil || len(files) == 0 {
 			t.Fatalf("no migrations in %s (%v)", dir, err)

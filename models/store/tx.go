@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"messages/models/cluster"
 
 	"gorm.io/gorm"
 )
@@ -40,7 +41,7 @@ func (s *Store) Transaction(ctx context.Context, fn func(ctx context.Context) er
 	if inTx(ctx) {
 		return s.savepoint(ctx, fn)
 	}
-	return s.attempt(ctx, 1, fn)
+	return cluster.Once(ctx, s.attempt(fn))
 }
 
 // savepoint runs fn in a savepoint of the transaction ctx carries. A conflict it returns
@@ -48,5 +49,5 @@ func (s *Store) Transaction(ctx context.Context, fn func(ctx context.Context) er
 // savepoint.
 func (s *Store) savepoint(ctx context.Context, fn func(ctx context.Context) error) error {
 	err := s.conn(ctx).Transaction(func(tx *gorm.DB) error { return fn(WithTx(ctx, tx)) })
-	return noteConflict(ctx, err)
+	return cluster.NoteConflict(ctx, err)
 }

@@ -1,8 +1,11 @@
-package store
+// Package cluster is what running on more than one database server takes, below the
+// store: connections that follow the synced hosts of a cluster (hosts.go), and the
+// policy by which a transaction that lost a conflict to another writer is run again
+// (retry.go). It knows database/sql and the MySQL driver, not GORM nor the store.
+package cluster
 
 import (
 	"context"
-	"database/sql"
 	"database/sql/driver"
 	"errors"
 	"fmt"
@@ -13,8 +16,6 @@ import (
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
-	"gorm.io/driver/mysql"
-	"gorm.io/gorm"
 )
 
 // A DATABASE_URL may name several hosts of one cluster (a Galera cluster's nodes):
@@ -50,18 +51,19 @@ const hostDialTimeout = 2 * time.Second
 // DefaultHostRetryAfter is how long a host that failed is tried only after the others.
 const DefaultHostRetryAfter = 10 * time.Second
 
-// mysqlDialector is GORM's MySQL dialector for a DSN made by MySQLDSN: the driver's own
-// for one host, hostsConnector's pool for several.
-func mysqlDialector(dsn string, retryAfter time.Duration) gorm.Dialector {
+// NewHostsConnector returns the connector of a DSN that names several hosts (made by the
+// store from a DATABASE_URL), passing over for retryAfter a host that failed; ok is false
+// for a DSN of one host, which the driver opens as it is.
+func NewHostsConnector(dsn string, retryAfter time.Duration) (c driver.Connector, ok bool) {
 	cfg, err := mysqldriver.ParseDSN(dsn)
 	if err != nil || len(splitHosts(cfg.Addr)) == 1 {
-		return mysql.New(mysql.Config{DSN: dsn})
+		return nil, false
 	}
-	c, err := newHostsConnector(cfg, retryAfter)
+	hc, err := newHostsConnector(cfg, retryAfter)
 	if err != nil {
-		return mysql.New(mysql.Config{DSN: dsn})
+		return nil, false
 	}
-	return mysql.New(mysql.Config{DSN: dsn, Conn: sql.OpenDB(c)})
+	return hc, true
 }
 
 // hostsConnector makes connections to the first synced host of several; see above.
