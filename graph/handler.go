@@ -82,8 +82,8 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	// Last, so it wraps the execution itself: a mutation claims its idempotency key first.
 	srv.Use(idempotency{})
 	if !o.executorOnly {
-		// Innermost: it answers list queries without calling on.
-		srv.Use(newListQueries(es.(*executableSchema), r, o.listAnswered))
+		// Its field interceptor writes the list root fields' results (listquery.go).
+		srv.Use(newListQueries(es.(*executableSchema), o.listAnswered))
 	}
 	srv.AroundFields(emptyAsNull)
 	srv.SetErrorPresenter(r.presentError)

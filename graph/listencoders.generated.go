@@ -2161,7 +2161,7 @@ func (ec *executionContext) listValue_ODateTime2ᚖmessagesᚋmodelsᚐTime(ctx 
 		w.b = append(w.b, "null"...)
 		return true
 	}
-	v.MarshalGQL(w)
+	w.b = v.AppendGQL(w.b)
 	return true
 }
 
@@ -2177,7 +2177,7 @@ func (ec *executionContext) listValue_OJSON2messagesᚋmodelsᚐJSON(ctx context
 
 // listValue_NDateTime2messagesᚋmodelsᚐTime writes what marshalNDateTime2messagesᚋmodelsᚐTime writes.
 func (ec *executionContext) listValue_NDateTime2messagesᚋmodelsᚐTime(ctx context.Context, w *listWriter, sel *listSelection, v models.Time) bool {
-	v.MarshalGQL(w)
+	w.b = v.AppendGQL(w.b)
 	return true
 }
 

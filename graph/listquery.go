@@ -39,7 +39,7 @@ var (
 
 // newListQueries returns the extension answering es's list queries. The resolvers are
 // es's; the second argument is ignored.
-func newListQueries(es *executableSchema, _ ResolverRoot, answered *atomic.Int64) listQueries {
+func newListQueries(es *executableSchema, answered *atomic.Int64) listQueries {
 	plans := newByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * operationBytes(op) })
 	return listQueries{es: es, query: es.Schema().Query.Name, plans: plans, answered: answered}
 }

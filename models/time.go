@@ -54,7 +54,15 @@ func (t *Time) UnmarshalJSON(b []byte) error {
 }
 
 // MarshalGQL writes the wire form as a GraphQL string.
-func (t Time) MarshalGQL(w io.Writer) { _, _ = io.WriteString(w, strconv.Quote(t.String())) }
+func (t Time) MarshalGQL(w io.Writer) { _, _ = w.Write(t.AppendGQL(nil)) }
+
+// AppendGQL appends what MarshalGQL writes (the wire form, quoted: it has nothing to
+// escape), for graph's generated list encoders, which write without an io.Writer.
+func (t Time) AppendGQL(b []byte) []byte {
+	b = append(b, '"')
+	b = t.UTC().AppendFormat(b, TimeLayout)
+	return append(b, '"')
+}
 
 // UnmarshalGQL reads a GraphQL string timestamp.
 func (t *Time) UnmarshalGQL(v any) error {
