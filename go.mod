@@ -94,5 +94,3 @@ require (
 	modernc.org/memory v1.11.0 // indirect
 	modernc.org/sqlite v1.38.2 // indirect
 )
-
-tool github.com/99designs/gqlgen
