@@ -213,8 +213,10 @@ func (a *app) importCommand() *cli.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(a.stderr, "imported %d messages, %d subscribers, %d templates, %d environments from %d lines\n",
-					stats.Messages, stats.Subscribers, stats.Templates, stats.Environments, stats.Lines)
+				fmt.Fprintf(a.stderr, "imported %s, %s, %s and %s from %s\n",
+					plural(stats.Messages, "message"), plural(stats.Subscribers, "subscriber"),
+					plural(stats.Templates, "template"), plural(stats.Environments, "environment"),
+					plural(stats.Lines, "line"))
 				return nil
 			})
 		},
