@@ -37,8 +37,8 @@ var (
 	_ graphql.FieldInterceptor     = listQueries{}
 )
 
-// newListQueries returns the extension answering es's list queries. The resolvers are
-// es's; the second argument is ignored.
+// newListQueries returns the extension writing es's list root fields, counting in
+// answered the operations it planned.
 func newListQueries(es *executableSchema, answered *atomic.Int64) listQueries {
 	plans := newByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * operationBytes(op) })
 	return listQueries{es: es, query: es.Schema().Query.Name, plans: plans, answered: answered}
