@@ -15,6 +15,8 @@ type ListFilter struct {
 	// SubscriberID is the external subscriber id (Subscriber.subscriberId).
 	SubscriberID   *string
 	TransactionIDs []string
+	// StateFilter narrows by read, seen, archived and snoozed.
+	StateFilter
 }
 
 // Page selects one page of a list: Number counts from 0, Size is the page length.

@@ -20,27 +20,34 @@ type Message struct {
 	DeliveredAt        []Time      `json:"deliveredAt,omitempty" gorm:"serializer:jsontext"`
 	LastSeenDate       *Time       `json:"lastSeenDate,omitempty"`
 	LastReadDate       *Time       `json:"lastReadDate,omitempty"`
+	// FirstSeenDate is when the subscriber first saw the message; not in the platform's
+	// /v1 record, so sent only when set.
+	FirstSeenDate *Time `json:"firstSeenDate,omitempty"`
 	// Content is always sent as an array, empty when the message has no blocks.
-	Content          []ContentBlock `json:"content" gorm:"serializer:jsontext"`
-	TransactionID    string         `json:"transactionId"`
-	Subject          string         `json:"subject,omitempty"`
-	Channel          ChannelType    `json:"channel"`
-	Read             bool           `json:"read"`
-	Seen             bool           `json:"seen"`
-	SnoozedUntil     *Time          `json:"snoozedUntil,omitempty"`
-	Email            string         `json:"email,omitempty"`
-	Phone            string         `json:"phone,omitempty"`
-	DirectWebhookURL string         `json:"directWebhookUrl,omitempty"`
-	ProviderID       string         `json:"providerId,omitempty"`
-	DeviceTokens     []string       `json:"deviceTokens,omitempty" gorm:"serializer:jsontext"`
-	Title            string         `json:"title,omitempty"`
-	CTA              CTA            `json:"cta" gorm:"column:cta;serializer:jsontext"`
-	FeedID           string         `json:"_feedId,omitempty"`
-	Status           string         `json:"status"`
-	ErrorID          string         `json:"errorId,omitempty"`
-	ErrorText        string         `json:"errorText,omitempty"`
-	Payload          JSON           `json:"payload,omitempty"`
-	Overrides        JSON           `json:"overrides,omitempty"`
+	Content       []ContentBlock `json:"content" gorm:"serializer:jsontext"`
+	TransactionID string         `json:"transactionId"`
+	Subject       string         `json:"subject,omitempty"`
+	Channel       ChannelType    `json:"channel"`
+	Read          bool           `json:"read"`
+	Seen          bool           `json:"seen"`
+	// Archived and ArchivedAt are not in the platform's /v1 record either: sent only for
+	// an archived message, so the records of every other message keep their bytes.
+	Archived         bool     `json:"archived,omitempty"`
+	ArchivedAt       *Time    `json:"archivedAt,omitempty"`
+	SnoozedUntil     *Time    `json:"snoozedUntil,omitempty"`
+	Email            string   `json:"email,omitempty"`
+	Phone            string   `json:"phone,omitempty"`
+	DirectWebhookURL string   `json:"directWebhookUrl,omitempty"`
+	ProviderID       string   `json:"providerId,omitempty"`
+	DeviceTokens     []string `json:"deviceTokens,omitempty" gorm:"serializer:jsontext"`
+	Title            string   `json:"title,omitempty"`
+	CTA              CTA      `json:"cta" gorm:"column:cta;serializer:jsontext"`
+	FeedID           string   `json:"_feedId,omitempty"`
+	Status           string   `json:"status"`
+	ErrorID          string   `json:"errorId,omitempty"`
+	ErrorText        string   `json:"errorText,omitempty"`
+	Payload          JSON     `json:"payload,omitempty"`
+	Overrides        JSON     `json:"overrides,omitempty"`
 
 	// The last mark, kept beside the cta document so a mark is one plain UPDATE; empty
 	// (nil) means never marked (payload never given). AfterFind folds them into CTA.

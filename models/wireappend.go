@@ -135,6 +135,7 @@ func (m *Message) AppendWire(dst, subscriber, template []byte) ([]byte, error) {
 	}
 	w.timeOmit(`"lastSeenDate":`, m.LastSeenDate)
 	w.timeOmit(`"lastReadDate":`, m.LastReadDate)
+	w.timeOmit(`"firstSeenDate":`, m.FirstSeenDate)
 	w.key(`"content":`)
 	w.b = appendList(w.b, m.Content, appendWireBlock)
 	w.str(`"transactionId":`, m.TransactionID)
@@ -142,6 +143,10 @@ func (m *Message) AppendWire(dst, subscriber, template []byte) ([]byte, error) {
 	w.str(`"channel":`, string(m.Channel))
 	w.boolean(`"read":`, m.Read)
 	w.boolean(`"seen":`, m.Seen)
+	if m.Archived {
+		w.boolean(`"archived":`, m.Archived)
+	}
+	w.timeOmit(`"archivedAt":`, m.ArchivedAt)
 	w.timeOmit(`"snoozedUntil":`, m.SnoozedUntil)
 	w.strOmit(`"email":`, m.Email)
 	w.strOmit(`"phone":`, m.Phone)

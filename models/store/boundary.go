@@ -65,6 +65,17 @@ func filterKey(environmentID string, f models.ListFilter) string {
 		b.WriteByte('s')
 		b.WriteString(*f.SubscriberID)
 	}
+	b.WriteByte(0)
+	for _, v := range []*bool{f.Read, f.Seen, f.Archived, f.Snoozed} {
+		switch {
+		case v == nil:
+			b.WriteByte('-')
+		case *v:
+			b.WriteByte('1')
+		default:
+			b.WriteByte('0')
+		}
+	}
 	ids := slices.Clone(f.TransactionIDs)
 	slices.Sort(ids)
 	for _, id := range slices.Compact(ids) {

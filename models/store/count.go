@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"messages/models"
 )
 
@@ -13,51 +14,85 @@ type MessageCounter struct {
 	EnvironmentID string `gorm:"primaryKey"`
 	SubscriberID  string `gorm:"primaryKey"`
 	Channel       string `gorm:"primaryKey"`
-	Shard         int    `gorm:"primaryKey;autoIncrement:false"`
-	N             int64
+	// State is the inbox state its messages are in (models.State, migration 00009).
+	State models.State `gorm:"primaryKey;autoIncrement:false"`
+	Shard int          `gorm:"primaryKey;autoIncrement:false"`
+	N     int64
 }
 
 // TableName is the table the counters live in.
 func (MessageCounter) TableName() string { return "message_counts" }
 
-// countSQL sums the shards of one counter: at most 16 rows (one per shard on MySQL, one
-// on SQLite), however many messages there are. The shard leads the primary key, so the
-// shards are listed: 16 point lookups, where a range over the shard would scan the table.
-// The subscriber's internal id is looked up in the same statement; an unknown subscriber
+// countSQL reads one counter's shards, by state. The shard leads the primary key, so
+// the shards are listed: for each, the key range of one (environment, subscriber,
+// channel) holds at most 16 rows, one a state, whatever the number of messages. The
+// subscriber's internal id is looked up in the same statement; an unknown subscriber
 // matches no row, so it counts 0, never everyone.
-const countSQL = `SELECT COALESCE(SUM(n), 0) FROM message_counts
+const countSQL = `SELECT state, COALESCE(SUM(n), 0) FROM message_counts
 WHERE shard IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
-  AND environment_id = ? AND channel = ? AND subscriber_id = `
+  AND environment_id = ? AND channel = ? AND subscriber_id = %s
+GROUP BY state`
 
 const (
 	anySubscriber = "''"
 	oneSubscriber = "(SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)"
 )
 
+var (
+	countAnySubscriber = fmt.Sprintf(countSQL, anySubscriber)
+	countOneSubscriber = fmt.Sprintf(countSQL, oneSubscriber)
+)
+
+// CountStates returns how many of an environment's messages are in each inbox state,
+// for one subscriber (external id) or all when nil, of one channel or all when nil:
+// exact, in one statement, from the counters. Every count by read, seen, archived and
+// snoozed follows from it (models.StateCounts.Count).
+func (s *Store) CountStates(ctx context.Context, environmentID string, subscriberID *string, channel *models.ChannelType) (models.StateCounts, error) {
+	var counts models.StateCounts
+	err := s.readList(ctx, func(ctx context.Context) error {
+		var err error
+		counts, err = s.countStates(ctx, environmentID, subscriberID, channel)
+		return err
+	})
+	return counts, err
+}
+
+func (s *Store) countStates(ctx context.Context, environmentID string, subscriberID *string, channel *models.ChannelType) (models.StateCounts, error) {
+	var counts models.StateCounts
+	ch := ""
+	if channel != nil {
+		ch = string(*channel)
+	}
+	query, args := countAnySubscriber, []any{environmentID, ch}
+	if subscriberID != nil {
+		query, args = countOneSubscriber, append(args, environmentID, *subscriberID)
+	}
+	rows, err := s.conn(ctx).Raw(query, args...).Rows()
+	if err != nil {
+		return counts, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var state, n int64
+		if err := rows.Scan(&state, &n); err != nil {
+			return counts, err
+		}
+		if state >= 0 && state < models.States {
+			counts[state] = int(n)
+		}
+	}
+	return counts, rows.Err()
+}
+
 // countMessages returns how many of an environment's messages f matches, exactly, in one
 // statement. Transaction ids have no counters: those messages are counted with COUNT,
 // which stays small as a filter holds at most MaxTransactionIDs ids.
 func (s *Store) countMessages(ctx context.Context, environmentID string, f models.ListFilter) (int, error) {
-	var n int64
 	if len(f.TransactionIDs) > 0 {
-		q := s.conn(ctx).Model(&models.Message{}).Where("environment_id = ? AND transaction_id IN ?", environmentID, f.TransactionIDs)
-		if f.SubscriberID != nil {
-			q = q.Where("subscriber_id = "+oneSubscriber, environmentID, *f.SubscriberID)
-		}
-		if f.Channel != nil {
-			q = q.Where("channel = ?", string(*f.Channel))
-		}
-		err := q.Count(&n).Error
+		var n int64
+		err := s.filtered(ctx, environmentID, f).Count(&n).Error
 		return int(n), err
 	}
-	channel := ""
-	if f.Channel != nil {
-		channel = string(*f.Channel)
-	}
-	query, args := countSQL+anySubscriber, []any{environmentID, channel}
-	if f.SubscriberID != nil {
-		query, args = countSQL+oneSubscriber, append(args, environmentID, *f.SubscriberID)
-	}
-	err := s.conn(ctx).Raw(query, args...).Scan(&n).Error
-	return int(n), err
+	counts, err := s.countStates(ctx, environmentID, f.SubscriberID, f.Channel)
+	return counts.Count(f.StateFilter), err
 }

@@ -34,6 +34,28 @@ func (s *Store) filtered(ctx context.Context, environmentID string, f models.Lis
 	if len(f.TransactionIDs) > 0 {
 		q = q.Where("transaction_id IN ?", f.TransactionIDs)
 	}
+	return byState(q, f.StateFilter)
+}
+
+// byState narrows q by the inbox state f asks for, as the counters tell the states
+// apart: snoozed is snoozed_until set.
+func byState(q *gorm.DB, f models.StateFilter) *gorm.DB {
+	if f.Read != nil {
+		q = q.Where("`read` = ?", *f.Read)
+	}
+	if f.Seen != nil {
+		q = q.Where("seen = ?", *f.Seen)
+	}
+	if f.Archived != nil {
+		q = q.Where("archived = ?", *f.Archived)
+	}
+	if f.Snoozed != nil {
+		if *f.Snoozed {
+			q = q.Where("snoozed_until IS NOT NULL")
+		} else {
+			q = q.Where("snoozed_until IS NULL")
+		}
+	}
 	return q
 }
 

@@ -1,0 +1,117 @@
+package models
+
+// The inbox state of a message: whether its subscriber read it, saw it, archived it and
+// snoozed it. The four make a State, the unit the counters are kept by (migration 9).
+
+// State is a message's inbox state as four bits, the key of its counter rows.
+type State uint8
+
+// The bits of a State.
+const (
+	StateRead     State = 1
+	StateSeen     State = 2
+	StateArchived State = 4
+	StateSnoozed  State = 8
+	// States is how many states there are.
+	States = 16
+)
+
+// StateOf is m's state: snoozed while SnoozedUntil is set (an ended snooze is cleared
+// by the store's sweep, which is when the message counts as unsnoozed).
+func StateOf(m *Message) State {
+	var s State
+	if m.Read {
+		s |= StateRead
+	}
+	if m.Seen {
+		s |= StateSeen
+	}
+	if m.Archived {
+		s |= StateArchived
+	}
+	if m.SnoozedUntil != nil {
+		s |= StateSnoozed
+	}
+	return s
+}
+
+// StateFilter narrows messages by their inbox state; a nil field does not filter.
+type StateFilter struct {
+	Read, Seen, Archived, Snoozed *bool
+}
+
+// IsZero reports whether f filters nothing.
+func (f StateFilter) IsZero() bool {
+	return f.Read == nil && f.Seen == nil && f.Archived == nil && f.Snoozed == nil
+}
+
+// Matches reports whether a message in state s passes f.
+func (f StateFilter) Matches(s State) bool {
+	return matchBit(f.Read, s&StateRead != 0) && matchBit(f.Seen, s&StateSeen != 0) &&
+		matchBit(f.Archived, s&StateArchived != 0) && matchBit(f.Snoozed, s&StateSnoozed != 0)
+}
+
+func matchBit(want *bool, has bool) bool { return want == nil || *want == has }
+
+// States lists the states f matches, in order; all 16 when f is zero.
+func (f StateFilter) States() []State {
+	out := make([]State, 0, States)
+	for s := range State(States) {
+		if f.Matches(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StateCounts is how many of a set of messages are in each state.
+type StateCounts [States]int
+
+// Count is how many of the messages f matches.
+func (c StateCounts) Count(f StateFilter) int {
+	n := 0
+	for s, k := range c {
+		if f.Matches(State(s)) {
+			n += k
+		}
+	}
+	return n
+}
+
+// StateChange is what a write of the inbox state sets; a nil field is kept. Setting
+// Read, Seen or Archived stamps its time (lastReadDate, lastSeenDate and firstSeenDate,
+// archivedAt) when the message was not in that state yet, so repeating a change changes
+// nothing. Unarchiving clears archivedAt.
+type StateChange struct {
+	Read, Seen, Archived *bool
+	// SnoozedUntil snoozes the message until then; Unsnooze ends a snooze.
+	SnoozedUntil *Time
+	Unsnooze     bool
+}
+
+// IsZero reports whether c changes nothing.
+func (c StateChange) IsZero() bool {
+	return c.Read == nil && c.Seen == nil && c.Archived == nil && c.SnoozedUntil == nil && !c.Unsnooze
+}
+
+// StateTarget is which of a subscriber's messages a state change applies to: the ones
+// named by MessageIDs, or, when there are none, every one of the subscriber's messages
+// that Channel and Filter match.
+type StateTarget struct {
+	// SubscriberID is the external subscriber id the messages must belong to.
+	SubscriberID string
+	MessageIDs   []string
+	Channel      *ChannelType
+	Filter       StateFilter
+}
+
+// MaxStateMessageIDs bounds the messages one change names.
+const MaxStateMessageIDs = 100
+
+// StateChanged is what a state change did: how many messages it changed, and, when
+// messages were named, each of them as stored after it (named messages that do not
+// exist, or are another subscriber's, are left out).
+type StateChanged struct {
+	Changed  int
+	Messages []*Message
+}

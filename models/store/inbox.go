@@ -1,0 +1,227 @@
+package store
+
+import (
+	"context"
+	"strings"
+	"time"
+
+	"messages/models"
+)
+
+// stateBatch is how many messages one statement of a bulk state change writes: each
+// batch is a transaction of its own, so marking a subscriber's 100,000 messages read
+// holds no lock and no Galera write set for more than a batch.
+const stateBatch = 500
+
+// ChangeState applies c to the subscriber's messages t names, or to every one of theirs
+// t's channel and filter match, and returns how many it changed and, for named
+// messages, each as stored after it. Only messages not yet in the state c sets are
+// written, so repeating a change writes nothing and emits no event. A change of named
+// messages is one transaction; a change of all a subscriber's messages is written in
+// batches, each its own transaction, so one that fails midway has changed a prefix and
+// is completed by running it again.
+func (s *Store) ChangeState(ctx context.Context, environmentID string, t models.StateTarget, c models.StateChange) (*models.StateChanged, error) {
+	set, args := stateSet(c, models.NewTime(s.Now()))
+	if len(t.MessageIDs) > 0 {
+		return s.changeNamed(ctx, environmentID, t, set, args, c)
+	}
+	out := &models.StateChanged{}
+	for {
+		n, err := s.changeBatch(ctx, environmentID, t, set, args, c)
+		out.Changed += n
+		if err != nil || n < stateBatch {
+			return out, err
+		}
+	}
+}
+
+// changeNamed changes the named messages in one transaction and reads them back.
+func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (*models.StateChanged, error) {
+	ids := make([]string, 0, len(t.MessageIDs))
+	for _, id := range t.MessageIDs {
+		if models.IsID(id) {
+			ids = append(ids, id)
+		}
+	}
+	out := &models.StateChanged{Messages: []*models.Message{}}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := s.RetryTransaction(ctx, func(ctx context.Context) error {
+		out.Changed, out.Messages = 0, nil
+		tx := s.conn(ctx)
+		differs, dargs := stateDiffers(c)
+		res := tx.Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+scopedToSubscriber+" AND "+differs,
+			append(append(args, environmentID, ids, environmentID, t.SubscriberID), dargs...)...)
+		if res.Error != nil {
+			return res.Error
+		}
+		out.Changed = int(res.RowsAffected)
+		picks := tx.Model(&models.Message{}).Select("id").
+			Where("environment_id = ? AND id IN ?", environmentID, ids).
+			Where(scopedToSubscriber, environmentID, t.SubscriberID)
+		read, err := s.readMessages(ctx, environmentID, picks, newestFirst, embedded{Subscribers: true, Templates: true})
+		out.Messages = read
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// changeBatch changes at most stateBatch of the target's messages that need it, in a
+// transaction: their ids first, through the inbox index, then those rows by primary key
+// (MySQL cannot UPDATE through a LIMIT subquery of the same table).
+func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (int, error) {
+	n := 0
+	err := s.RetryTransaction(ctx, func(ctx context.Context) error {
+		n = 0
+		f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter}
+		differs, dargs := stateDiffers(c)
+		var ids []string
+		if err := s.filtered(ctx, environmentID, f).Where(differs, dargs...).
+			Order("id").Limit(stateBatch).Pluck("id", &ids).Error; err != nil {
+			return err
+		}
+		if len(ids) == 0 {
+			return nil
+		}
+		res := s.conn(ctx).Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+differs,
+			append(append(args, environmentID, ids), dargs...)...)
+		n = int(res.RowsAffected)
+		if res.Error == nil && len(ids) == stateBatch {
+			// A full batch: more may follow, whatever this one changed.
+			n = max(n, stateBatch)
+		}
+		return res.Error
+	})
+	return n, err
+}
+
+// stateSet is the SET list of c, with its arguments. A time is stamped only when the
+// message enters the state, so it is the time of the first change, and the stamps come
+// before the flags they test: MySQL assigns left to right, reading the values already
+// assigned, where SQLite reads the row as it was; in this order both read the old flag.
+func stateSet(c models.StateChange, now models.Time) (string, []any) {
+	var set []string
+	var args []any
+	add := func(expr string, a ...any) { set = append(set, expr); args = append(args, a...) }
+	if c.Read != nil {
+		if *c.Read {
+			add("last_read_date = CASE WHEN `read` THEN last_read_date ELSE ? END", now)
+		}
+		add("`read` = ?", *c.Read)
+	}
+	if c.Seen != nil {
+		if *c.Seen {
+			add("last_seen_date = CASE WHEN seen THEN last_seen_date ELSE ? END", now)
+			add("first_seen_date = COALESCE(first_seen_date, ?)", now)
+		}
+		add("seen = ?", *c.Seen)
+	}
+	if c.Archived != nil {
+		if *c.Archived {
+			add("archived_at = CASE WHEN archived THEN archived_at ELSE ? END", now)
+		} else {
+			add("archived_at = NULL")
+		}
+		add("archived = ?", *c.Archived)
+	}
+	switch {
+	case c.SnoozedUntil != nil:
+		add("snoozed_until = ?", *c.SnoozedUntil)
+	case c.Unsnooze:
+		add("snoozed_until = NULL")
+	}
+	return strings.Join(set, ", "), args
+}
+
+// stateDiffers is the condition of the messages c changes, with its arguments: those
+// with a flag, or the snooze, other than the one c sets.
+func stateDiffers(c models.StateChange) (string, []any) {
+	var or []string
+	var args []any
+	flag := func(column string, want *bool) {
+		if want != nil {
+			if *want {
+				or = append(or, "NOT "+column)
+			} else {
+				or = append(or, column)
+			}
+		}
+	}
+	flag("`read`", c.Read)
+	flag("seen", c.Seen)
+	flag("archived", c.Archived)
+	switch {
+	case c.SnoozedUntil != nil:
+		or = append(or, "snoozed_until IS NULL OR snoozed_until <> ?")
+		args = append(args, *c.SnoozedUntil)
+	case c.Unsnooze:
+		or = append(or, "snoozed_until IS NOT NULL")
+	}
+	if len(or) == 0 {
+		return "1 = 0", nil
+	}
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// WakeSnoozed ends the snoozes whose time has come, at most stateBatch at a time, and
+// returns how many it ended: until then a message counts, and lists, as snoozed. Each
+// instance runs it every second (cmd/server); instances running it at once end the same
+// snoozes, which is harmless. The expired snoozes are found across environments through
+// messages_snoozed_until (a scatter on a sharded engine, once a second per instance, as
+// the change feed's poll: docs/scaling.md) and ended per environment.
+func (s *Store) WakeSnoozed(ctx context.Context) (int, error) {
+	now := models.NewTime(s.Now())
+	var due []struct{ ID, EnvironmentID string }
+	if err := s.db.WithContext(ctx).Model(&models.Message{}).Select("id, environment_id").
+		Where("snoozed_until <= ?", now).Order("snoozed_until").Limit(stateBatch).
+		Find(&due).Error; err != nil {
+		return 0, err
+	}
+	byEnv := map[string][]string{}
+	for _, d := range due {
+		byEnv[d.EnvironmentID] = append(byEnv[d.EnvironmentID], d.ID)
+	}
+	woken := 0
+	for env, ids := range byEnv {
+		var n int64
+		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
+			res := s.conn(ctx).Exec("UPDATE messages SET snoozed_until = NULL WHERE environment_id = ? AND id IN ? AND snoozed_until <= ?", env, ids, now)
+			n = res.RowsAffected
+			return res.Error
+		})
+		if err != nil {
+			return woken, err
+		}
+		woken += int(n)
+	}
+	return woken, nil
+}
+
+// SweepSnoozes runs WakeSnoozed every interval until ctx ends, logging what fails.
+func (s *Store) SweepSnoozes(ctx context.Context, interval time.Duration) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for {
+			n, err := s.WakeSnoozed(ctx)
+			if err != nil {
+				if ctx.Err() == nil && s.o.logger != nil {
+					s.o.logger.Warn("ending snoozes failed", "error", err)
+				}
+				break
+			}
+			if n < stateBatch {
+				break
+			}
+		}
+	}
+}
