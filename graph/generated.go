@@ -31,6 +31,7 @@ type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
 	Message() MessageResolver
+	MessageCounts() MessageCountsResolver
 	MessageEvent() MessageEventResolver
 	Mutation() MutationResolver
 	Query() QueryResolver
@@ -73,6 +74,8 @@ type ComplexityRoot struct {
 	}
 
 	Message struct {
+		Archived           func(childComplexity int) int
+		ArchivedAt         func(childComplexity int) int
 		CTA                func(childComplexity int) int
 		Channel            func(childComplexity int) int
 		Content            func(childComplexity int) int
@@ -85,6 +88,7 @@ type ComplexityRoot struct {
 		ErrorID            func(childComplexity int) int
 		ErrorText          func(childComplexity int) int
 		FeedID             func(childComplexity int) int
+		FirstSeenDate      func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		LastReadDate       func(childComplexity int) int
 		LastSeenDate       func(childComplexity int) int
@@ -142,6 +146,15 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	MessageCounts struct {
+		Archived func(childComplexity int) int
+		Count    func(childComplexity int, read *bool, seen *bool, archived *bool, snoozed *bool) int
+		Snoozed  func(childComplexity int) int
+		Total    func(childComplexity int) int
+		Unread   func(childComplexity int) int
+		Unseen   func(childComplexity int) int
+	}
+
 	MessageEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
@@ -162,7 +175,11 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		MarkAllMessages   func(childComplexity int, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) int
 		MarkMessageAction func(childComplexity int, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) int
+		MarkMessages      func(childComplexity int, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) int
+		SnoozeMessage     func(childComplexity int, subscriberID string, messageID string, until models.Time) int
+		UnsnoozeMessage   func(childComplexity int, subscriberID string, messageID string) int
 	}
 
 	NotificationGroup struct {
@@ -189,8 +206,9 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Messages           func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, page *int, limit *int) int
-		MessagesConnection func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) int
+		MessageCounts      func(childComplexity int, subscriberID *string, channel *models.ChannelType) int
+		Messages           func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) int
+		MessagesConnection func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) int
 		Node               func(childComplexity int, id string) int
 		Nodes              func(childComplexity int, ids []string) int
 	}
@@ -278,6 +296,7 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
+		MessageCounts func(childComplexity int, subscriberID *string, channel *models.ChannelType) int
 		MessageEvents func(childComplexity int, subscriberID *string, channel *models.ChannelType, after *string) int
 	}
 
@@ -324,6 +343,14 @@ type ComplexityRoot struct {
 type MessageResolver interface {
 	ID(ctx context.Context, obj *models.Message) (string, error)
 }
+type MessageCountsResolver interface {
+	Total(ctx context.Context, obj *models.Counts) (int, error)
+	Unread(ctx context.Context, obj *models.Counts) (int, error)
+	Unseen(ctx context.Context, obj *models.Counts) (int, error)
+	Archived(ctx context.Context, obj *models.Counts) (int, error)
+	Snoozed(ctx context.Context, obj *models.Counts) (int, error)
+	Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool) (int, error)
+}
 type MessageEventResolver interface {
 	Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error)
 	Message(ctx context.Context, obj *changefeed.Event) (*models.Message, error)
@@ -331,18 +358,24 @@ type MessageEventResolver interface {
 }
 type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
+	MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error)
+	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (int, error)
+	SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error)
+	UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
-	Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, page *int, limit *int) (*models.MessagesPage, error)
-	MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*model.MessageConnection, error)
+	Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) (*models.MessagesPage, error)
+	MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) (*model.MessageConnection, error)
+	MessageCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType) (*models.Counts, error)
 }
 type SubscriberResolver interface {
 	ID(ctx context.Context, obj *models.Subscriber) (string, error)
 }
 type SubscriptionResolver interface {
 	MessageEvents(ctx context.Context, subscriberID *string, channel *models.ChannelType, after *string) (<-chan *changefeed.Event, error)
+	MessageCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType) (<-chan *models.Counts, error)
 }
 type TemplateResolver interface {
 	ID(ctx context.Context, obj *models.Template) (string, error)
@@ -472,6 +505,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.FilterChild.Value(childComplexity), true
 
+	case "Message.archived":
+		if e.ComplexityRoot.Message.Archived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Archived(childComplexity), true
+	case "Message.archivedAt":
+		if e.ComplexityRoot.Message.ArchivedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.ArchivedAt(childComplexity), true
 	case "Message.cta":
 		if e.ComplexityRoot.Message.CTA == nil {
 			break
@@ -544,6 +589,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.FeedID(childComplexity), true
+	case "Message.firstSeenDate":
+		if e.ComplexityRoot.Message.FirstSeenDate == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.FirstSeenDate(childComplexity), true
 	case "Message.id", "Message._id":
 		if e.ComplexityRoot.Message.ID == nil {
 			break
@@ -773,6 +824,48 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageConnection.TotalCount(childComplexity), true
 
+	case "MessageCounts.archived":
+		if e.ComplexityRoot.MessageCounts.Archived == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageCounts.Archived(childComplexity), true
+	case "MessageCounts.count":
+		if e.ComplexityRoot.MessageCounts.Count == nil {
+			break
+		}
+
+		args, err := ec.field_MessageCounts_count_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.MessageCounts.Count(childComplexity, args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool)), true
+	case "MessageCounts.snoozed":
+		if e.ComplexityRoot.MessageCounts.Snoozed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageCounts.Snoozed(childComplexity), true
+	case "MessageCounts.total":
+		if e.ComplexityRoot.MessageCounts.Total == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageCounts.Total(childComplexity), true
+	case "MessageCounts.unread":
+		if e.ComplexityRoot.MessageCounts.Unread == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageCounts.Unread(childComplexity), true
+	case "MessageCounts.unseen":
+		if e.ComplexityRoot.MessageCounts.Unseen == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessageCounts.Unseen(childComplexity), true
+
 	case "MessageEdge.cursor":
 		if e.ComplexityRoot.MessageEdge.Cursor == nil {
 			break
@@ -836,6 +929,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessagesPage.TotalCount(childComplexity), true
 
+	case "Mutation.markAllMessages":
+		if e.ComplexityRoot.Mutation.MarkAllMessages == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markAllMessages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkAllMessages(childComplexity, args["subscriberId"].(string), args["channel"].(*models.ChannelType), args["where"].(*models.StateFilter), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool)), true
 	case "Mutation.markMessageAction":
 		if e.ComplexityRoot.Mutation.MarkMessageAction == nil {
 			break
@@ -847,6 +951,39 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MarkMessageAction(childComplexity, args["subscriberId"].(string), args["messageId"].(string), args["type"].(models.ButtonType), args["status"].(models.MessageActionStatus), args["payload"].(models.JSON)), true
+	case "Mutation.markMessages":
+		if e.ComplexityRoot.Mutation.MarkMessages == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_markMessages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MarkMessages(childComplexity, args["subscriberId"].(string), args["messageIds"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool)), true
+	case "Mutation.snoozeMessage":
+		if e.ComplexityRoot.Mutation.SnoozeMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_snoozeMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SnoozeMessage(childComplexity, args["subscriberId"].(string), args["messageId"].(string), args["until"].(models.Time)), true
+	case "Mutation.unsnoozeMessage":
+		if e.ComplexityRoot.Mutation.UnsnoozeMessage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unsnoozeMessage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnsnoozeMessage(childComplexity, args["subscriberId"].(string), args["messageId"].(string)), true
 
 	case "NotificationGroup._environmentId":
 		if e.ComplexityRoot.NotificationGroup.EnvironmentID == nil {
@@ -935,6 +1072,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PreferenceSettings.SMS(childComplexity), true
 
+	case "Query.messageCounts":
+		if e.ComplexityRoot.Query.MessageCounts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_messageCounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.MessageCounts(childComplexity, args["subscriberId"].(*string), args["channel"].(*models.ChannelType)), true
 	case "Query.messages":
 		if e.ComplexityRoot.Query.Messages == nil {
 			break
@@ -945,7 +1093,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Messages(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Messages(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["page"].(*int), args["limit"].(*int)), true
 	case "Query.messagesConnection":
 		if e.ComplexityRoot.Query.MessagesConnection == nil {
 			break
@@ -956,7 +1104,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MessagesConnection(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MessagesConnection(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1353,6 +1501,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SubscriberChannel.ProviderID(childComplexity), true
 
+	case "Subscription.messageCounts":
+		if e.ComplexityRoot.Subscription.MessageCounts == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_messageCounts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.MessageCounts(childComplexity, args["subscriberId"].(*string), args["channel"].(*models.ChannelType)), true
 	case "Subscription.messageEvents":
 		if e.ComplexityRoot.Subscription.MessageEvents == nil {
 			break
@@ -1531,7 +1690,9 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	opCtx := graphql.GetOperationContext(ctx)
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
-	inputUnmarshalMap := graphql.BuildUnmarshalerMap()
+	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
+		ec.unmarshalInputMessageStateFilter,
+	)
 	first := true
 
 	switch opCtx.Operation.Operation {
@@ -1712,6 +1873,14 @@ type Query {
     subscriberId: String
     "Only messages with one of these transaction ids (at most 100)."
     transactionId: [String!]
+    "Only messages the subscriber read (true) or did not read (false)."
+    read: Boolean
+    "Only messages the subscriber saw (true) or did not see (false)."
+    seen: Boolean
+    "Only archived (true) or unarchived (false) messages."
+    archived: Boolean
+    "Only messages snoozed now (true) or not snoozed (false)."
+    snoozed: Boolean
     "Page number, counting from 0."
     page: Int = 0
     "Page size, 1 to 1000."
@@ -1730,11 +1899,31 @@ type Query {
     subscriberId: String
     "Only messages with one of these transaction ids (at most 100)."
     transactionId: [String!]
+    "Only messages the subscriber read (true) or did not read (false)."
+    read: Boolean
+    "Only messages the subscriber saw (true) or did not see (false)."
+    seen: Boolean
+    "Only archived (true) or unarchived (false) messages."
+    archived: Boolean
+    "Only messages snoozed now (true) or not snoozed (false)."
+    snoozed: Boolean
     "Page size, 1 to 1000."
     first: Int = 10
     "Start after the message with this cursor: an ` + "`" + `endCursor` + "`" + ` or edge ` + "`" + `cursor` + "`" + ` returned for the same filters to the same caller. Omit for the first page."
     after: String
   ): MessageConnection!
+
+  """
+  How many of the caller's messages are in each inbox state: exact (never capped), and as
+  fast for a million messages as for ten, from counters the database keeps in the same
+  transaction as every write. Select ` + "`" + `count` + "`" + ` with aliases for any other combination.
+  """
+  messageCounts(
+    "External id of the subscriber whose messages to count; omitted, the environment's (an API key only: a session counts its own)."
+    subscriberId: String
+    "Only messages delivered through this channel."
+    channel: ChannelType
+  ): MessageCounts!
 }
 
 type Mutation {
@@ -1756,6 +1945,92 @@ type Mutation {
     "A JSON object to store as the action's result payload."
     payload: JSON
   ): Message!
+
+  """
+  Set the inbox state of some of a subscriber's messages: each of ` + "`" + `read` + "`" + `, ` + "`" + `seen` + "`" + ` and
+  ` + "`" + `archived` + "`" + ` that is given is set, the others are kept. Reading a message stamps
+  ` + "`" + `lastReadDate` + "`" + `, seeing it ` + "`" + `lastSeenDate` + "`" + ` (and ` + "`" + `firstSeenDate` + "`" + ` the first time),
+  archiving it ` + "`" + `archivedAt` + "`" + `, each only when the message enters that state; unarchiving
+  clears ` + "`" + `archivedAt` + "`" + `. Returns the messages as stored after the change, newest first;
+  ids that are unknown or another subscriber's are left out. Repeating a change changes
+  nothing.
+  """
+  markMessages(
+    "External id of the subscriber the messages belong to."
+    subscriberId: String!
+    "The messages' ` + "`" + `_id` + "`" + `s, at most 100."
+    messageIds: [ID!]!
+    read: Boolean
+    seen: Boolean
+    archived: Boolean
+  ): [Message!]!
+
+  """
+  Set the inbox state of every one of a subscriber's messages that the filters match
+  ("mark all as read", "archive all read"), as ` + "`" + `markMessages` + "`" + ` sets it. Returns how many
+  messages changed. Written in batches of 500, each its own transaction: if it fails
+  midway, calling it again completes it.
+  """
+  markAllMessages(
+    "External id of the subscriber the messages belong to."
+    subscriberId: String!
+    "Only messages delivered through this channel."
+    channel: ChannelType
+    "Only messages in this state (for example ` + "`" + `{archived: false}` + "`" + `)."
+    where: MessageStateFilter
+    read: Boolean
+    seen: Boolean
+    archived: Boolean
+  ): Int!
+
+  """
+  Hide a message until ` + "`" + `until` + "`" + `: it is ` + "`" + `snoozed` + "`" + ` until then, when it comes back (within a
+  second) as it was. ` + "`" + `until` + "`" + ` must be in the future, at most 90 days ahead.
+  """
+  snoozeMessage(
+    "External id of the subscriber the message belongs to."
+    subscriberId: String!
+    "The message's ` + "`" + `_id` + "`" + `."
+    messageId: ID!
+    until: DateTime!
+  ): Message!
+
+  "End a message's snooze now."
+  unsnoozeMessage(
+    "External id of the subscriber the message belongs to."
+    subscriberId: String!
+    "The message's ` + "`" + `_id` + "`" + `."
+    messageId: ID!
+  ): Message!
+}
+
+"""
+An inbox state to match; an omitted field matches both values.
+"""
+input MessageStateFilter {
+  read: Boolean
+  seen: Boolean
+  archived: Boolean
+  snoozed: Boolean
+}
+
+"""
+How many messages are in each inbox state, for one subscriber (or an environment) and
+optionally one channel.
+"""
+type MessageCounts {
+  "All the messages."
+  total: Int!
+  "Messages not read, archived or snoozed: the inbox badge."
+  unread: Int!
+  "Messages not seen, archived or snoozed."
+  unseen: Int!
+  "Archived messages."
+  archived: Int!
+  "Messages snoozed now."
+  snoozed: Int!
+  "Messages in the given state; each argument omitted matches both values."
+  count(read: Boolean, seen: Boolean, archived: Boolean, snoozed: Boolean): Int!
 }
 
 """
@@ -1784,6 +2059,18 @@ type Subscription {
     """
     after: String
   ): MessageEvent!
+
+  """
+  The counts of ` + "`" + `Query.messageCounts` + "`" + `, now and again each time a change to the messages
+  (by any writer, on any instance) changes them: a live badge. Counts that did not
+  change are not sent again.
+  """
+  messageCounts(
+    "External id of the subscriber whose messages to count; a session may only name its own."
+    subscriberId: String
+    "Only messages delivered through this channel."
+    channel: ChannelType
+  ): MessageCounts!
 }
 
 """
@@ -1901,6 +2188,8 @@ type Message implements Node {
   lastSeenDate: DateTime
   "When the subscriber last read the message."
   lastReadDate: DateTime
+  "When the subscriber first saw the message."
+  firstSeenDate: DateTime
   "Content blocks of the message."
   content: [ContentBlock!]!
   "Transaction id of the trigger that produced the message."
@@ -1913,6 +2202,10 @@ type Message implements Node {
   read: Boolean!
   "Whether the subscriber saw the message."
   seen: Boolean!
+  "Whether the message is archived."
+  archived: Boolean!
+  "When the message was archived."
+  archivedAt: DateTime
   "Until when the message is snoozed."
   snoozedUntil: DateTime
   "Email address the message was sent to."
@@ -2422,6 +2715,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_lastSeenDate(ctx, field)
 	case "lastReadDate":
 		return ec.fieldContext_Message_lastReadDate(ctx, field)
+	case "firstSeenDate":
+		return ec.fieldContext_Message_firstSeenDate(ctx, field)
 	case "content":
 		return ec.fieldContext_Message_content(ctx, field)
 	case "transactionId":
@@ -2434,6 +2729,10 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_read(ctx, field)
 	case "seen":
 		return ec.fieldContext_Message_seen(ctx, field)
+	case "archived":
+		return ec.fieldContext_Message_archived(ctx, field)
+	case "archivedAt":
+		return ec.fieldContext_Message_archivedAt(ctx, field)
 	case "snoozedUntil":
 		return ec.fieldContext_Message_snoozedUntil(ctx, field)
 	case "email":
@@ -2530,6 +2829,24 @@ func (ec *executionContext) childFields_MessageConnection(ctx context.Context, f
 		return ec.fieldContext_MessageConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MessageCounts(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "total":
+		return ec.fieldContext_MessageCounts_total(ctx, field)
+	case "unread":
+		return ec.fieldContext_MessageCounts_unread(ctx, field)
+	case "unseen":
+		return ec.fieldContext_MessageCounts_unseen(ctx, field)
+	case "archived":
+		return ec.fieldContext_MessageCounts_archived(ctx, field)
+	case "snoozed":
+		return ec.fieldContext_MessageCounts_snoozed(ctx, field)
+	case "count":
+		return ec.fieldContext_MessageCounts_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessageCounts", field.Name)
 }
 
 func (ec *executionContext) childFields_MessageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2970,6 +3287,98 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 
 // region    ***************************** args.gotpl *****************************
 
+func (ec *executionContext) field_MessageCounts_count_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["read"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seen"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "snoozed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["snoozed"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_markAllMessages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "channel",
+		func(ctx context.Context, v any) (*models.ChannelType, error) {
+			return ec.unmarshalOChannelType2ᚖmessagesᚋmodelsᚐChannelType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["channel"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*models.StateFilter, error) {
+			return ec.unmarshalOMessageStateFilter2ᚖmessagesᚋmodelsᚐStateFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["read"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seen"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg5
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_markMessageAction_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3016,6 +3425,104 @@ func (ec *executionContext) field_Mutation_markMessageAction_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_markMessages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalNID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageIds"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["read"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seen"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_snoozeMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "until",
+		func(ctx context.Context, v any) (models.Time, error) {
+			return ec.unmarshalNDateTime2messagesᚋmodelsᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["until"] = arg2
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unsnoozeMessage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageId"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3027,6 +3534,28 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_messageCounts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "channel",
+		func(ctx context.Context, v any) (*models.ChannelType, error) {
+			return ec.unmarshalOChannelType2ᚖmessagesᚋmodelsᚐChannelType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["channel"] = arg1
 	return args, nil
 }
 
@@ -3057,22 +3586,54 @@ func (ec *executionContext) field_Query_messagesConnection_args(ctx context.Cont
 		return nil, err
 	}
 	args["transactionId"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["read"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seen"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "snoozed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["snoozed"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg4
+	args["after"] = arg8
 	return args, nil
 }
 
@@ -3103,22 +3664,54 @@ func (ec *executionContext) field_Query_messages_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["transactionId"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["read"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["seen"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["archived"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "snoozed",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["snoozed"] = arg6
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	args["page"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg4
+	args["limit"] = arg8
 	return args, nil
 }
 
@@ -3147,6 +3740,28 @@ func (ec *executionContext) field_Query_nodes_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["ids"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_messageCounts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "channel",
+		func(ctx context.Context, v any) (*models.ChannelType, error) {
+			return ec.unmarshalOChannelType2ᚖmessagesᚋmodelsᚐChannelType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["channel"] = arg1
 	return args, nil
 }
 
@@ -4003,6 +4618,29 @@ func (ec *executionContext) fieldContext_Message_lastReadDate(_ context.Context,
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
+func (ec *executionContext) _Message_firstSeenDate(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_firstSeenDate(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FirstSeenDate, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_firstSeenDate(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _Message_content(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4148,6 +4786,52 @@ func (ec *executionContext) _Message_seen(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Message_seen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Message_archived(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_archived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archived, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_archived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Message_archivedAt(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_archivedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ArchivedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Message_archivedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) _Message_snoozedUntil(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
@@ -4880,6 +5564,165 @@ func (ec *executionContext) fieldContext_MessageConnection_totalCount(_ context.
 	return graphql.NewScalarFieldContext("MessageConnection", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _MessageCounts_total(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_total(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageCounts().Total(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_total(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageCounts", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessageCounts_unread(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_unread(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageCounts().Unread(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_unread(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageCounts", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessageCounts_unseen(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_unseen(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageCounts().Unseen(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_unseen(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageCounts", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessageCounts_archived(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_archived(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageCounts().Archived(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_archived(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageCounts", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessageCounts_snoozed(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_snoozed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MessageCounts().Snoozed(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_snoozed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessageCounts", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessageCounts_count(ctx context.Context, field graphql.CollectedField, obj *models.Counts) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessageCounts_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.MessageCounts().Count(ctx, obj, fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessageCounts_count(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MessageCounts",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_MessageCounts_count_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _MessageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *models.MessageEdge) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5175,6 +6018,182 @@ func (ec *executionContext) fieldContext_Mutation_markMessageAction(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_markMessageAction_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_markMessages(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkMessages(ctx, fc.Args["subscriberId"].(string), fc.Args["messageIds"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*models.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚕᚖmessagesᚋmodelsᚐMessageᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markMessages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_markAllMessages(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_markAllMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MarkAllMessages(ctx, fc.Args["subscriberId"].(string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_markAllMessages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Int does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_markAllMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_snoozeMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_snoozeMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SnoozeMessage(ctx, fc.Args["subscriberId"].(string), fc.Args["messageId"].(string), fc.Args["until"].(models.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_snoozeMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_snoozeMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unsnoozeMessage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unsnoozeMessage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnsnoozeMessage(ctx, fc.Args["subscriberId"].(string), fc.Args["messageId"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Message) graphql.Marshaler {
+			return ec.marshalNMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unsnoozeMessage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Message(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unsnoozeMessage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5601,7 +6620,7 @@ func (ec *executionContext) _Query_messages(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Messages(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Messages(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["page"].(*int), fc.Args["limit"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.MessagesPage) graphql.Marshaler {
@@ -5645,7 +6664,7 @@ func (ec *executionContext) _Query_messagesConnection(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MessagesConnection(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MessagesConnection(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
@@ -5673,6 +6692,50 @@ func (ec *executionContext) fieldContext_Query_messagesConnection(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_messagesConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_messageCounts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_messageCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().MessageCounts(ctx, fc.Args["subscriberId"].(*string), fc.Args["channel"].(*models.ChannelType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Counts) graphql.Marshaler {
+			return ec.marshalNMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_messageCounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageCounts(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_messageCounts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -7309,6 +8372,50 @@ func (ec *executionContext) fieldContext_Subscription_messageEvents(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_messageEvents_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_messageCounts(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) graphql.Marshaler) {
+	return graphql.ResolveFieldStream(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_messageCounts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().MessageCounts(ctx, fc.Args["subscriberId"].(*string), fc.Args["channel"].(*models.ChannelType))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Counts) graphql.Marshaler {
+			return ec.marshalNMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_messageCounts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessageCounts(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_messageCounts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -9049,6 +10156,57 @@ func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field
 
 // region    **************************** input.gotpl *****************************
 
+func (ec *executionContext) unmarshalInputMessageStateFilter(ctx context.Context, obj any) (models.StateFilter, error) {
+	var it models.StateFilter
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"read", "seen", "archived", "snoozed"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "read":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("read"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Read = data
+		case "seen":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seen"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seen = data
+		case "archived":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("archived"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Archived = data
+		case "snoozed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("snoozed"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Snoozed = data
+		}
+	}
+	return it, nil
+}
+
 // endregion **************************** input.gotpl *****************************
 
 // region    ************************** interface.gotpl ***************************
@@ -9428,6 +10586,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "firstSeenDate":
+			out.Values[i] = ec._Message_firstSeenDate(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "content":
 			out.Values[i] = ec._Message_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9456,6 +10619,16 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "seen":
 			out.Values[i] = ec._Message_seen(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "archived":
+			out.Values[i] = ec._Message_archived(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "archivedAt":
+			out.Values[i] = ec._Message_archivedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "snoozedUntil":
@@ -9822,6 +10995,267 @@ func (ec *executionContext) _MessageConnection(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var messageCountsImplementors = []string{"MessageCounts"}
+
+func (ec *executionContext) _MessageCounts(ctx context.Context, sel ast.SelectionSet, obj *models.Counts) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messageCountsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessageCounts")
+		case "total":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_total(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "unread":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_unread(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "unseen":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_unseen(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "archived":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_archived(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "snoozed":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_snoozed(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "count":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MessageCounts_count(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var messageEdgeImplementors = []string{"MessageEdge"}
 
 func (ec *executionContext) _MessageEdge(ctx context.Context, sel ast.SelectionSet, obj *models.MessageEdge) graphql.Marshaler {
@@ -10093,6 +11527,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "markMessageAction":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_markMessageAction(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "markMessages":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "markAllMessages":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_markAllMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "snoozeMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_snoozeMessage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unsnoozeMessage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unsnoozeMessage(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10383,6 +11845,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 					}
 				}()
 				res = ec._Query_messagesConnection(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "messageCounts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_messageCounts(ctx, field)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -11019,6 +12503,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	switch fields[0].Name {
 	case "messageEvents":
 		return ec._Subscription_messageEvents(ctx, fields[0])
+	case "messageCounts":
+		return ec._Subscription_messageCounts(ctx, fields[0])
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
@@ -11868,6 +13354,16 @@ func (ec *executionContext) marshalNMessageConnection2ᚖmessagesᚋgraphᚋmode
 	return ec._MessageConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx context.Context, sel ast.SelectionSet, v *models.Counts) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MessageCounts(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMessageEdge2ᚕᚖmessagesᚋmodelsᚐMessageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*models.MessageEdge) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -12434,6 +13930,14 @@ func (ec *executionContext) marshalOMessageCTAData2ᚖmessagesᚋmodelsᚐCTADat
 		return graphql.Null
 	}
 	return ec._MessageCTAData(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOMessageStateFilter2ᚖmessagesᚋmodelsᚐStateFilter(ctx context.Context, v any) (*models.StateFilter, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputMessageStateFilter(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalONode2messagesᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {

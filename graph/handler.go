@@ -41,22 +41,8 @@ type HandlerOptions struct {
 // bounded in bytes, the limits (limits.go), the error presenter and panic recovery.
 func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	cfg := Config{Resolvers: r}
-	cfg.Complexity.Query.Messages = func(child int, _ *models.ChannelType, _ *string, _ []string, _ *int, limit *int) int {
-		n := models.DefaultPageSize
-		if limit != nil && *limit > 0 {
-			n = *limit
-		}
-		return 1 + n*child
-	}
-	cfg.Complexity.Query.MessagesConnection = func(child int, _ *models.ChannelType, _ *string, _ []string, first *int, _ *string) int {
-		n := models.DefaultPageSize
-		if first != nil && *first > 0 {
-			n = *first
-		}
-		return 1 + n*child
-	}
 	es := NewExecutableSchema(cfg)
-	srv := handler.New(es)
+	srv := handler.New(pagedSchema{es})
 	if o.Gate != nil {
 		// Streams first: a WebSocket upgrade is a GET, and an event stream a POST.
 		srv.AddTransport(socketTransport{gate: o.Gate, o: o.Socket.withDefaults()})

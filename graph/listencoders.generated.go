@@ -17,6 +17,9 @@ import (
 // which appends them from the Go value; each value type (a field's or a list element's)
 // has an encoder following gqlgen's marshaller for it. An encoder reports false where
 // gqlgen's executor would report an error, and gqlgen then writes the whole root field.
+//
+// Fields left to gqlgen's executor (an operation selecting one is not written here):
+//   - MessageCounts.count (arguments)
 
 // listPlanQuery plans the root fields of a query whose results the encoders write, by
 // alias.
@@ -27,6 +30,8 @@ func listPlanQuery(oc *graphql.OperationContext, set ast.SelectionSet) map[strin
 			return listPlan_MessagesPage(oc, f.Selections)
 		case "messagesConnection":
 			return listPlan_MessageConnection(oc, f.Selections)
+		case "messageCounts":
+			return listPlan_MessageCounts(oc, f.Selections)
 		}
 		return nil, false
 	})
@@ -42,6 +47,9 @@ func (ec *executionContext) listQuery(ctx context.Context, w *listWriter, name s
 	case "messagesConnection":
 		v, ok := res.(*model.MessageConnection)
 		return ok && ec.listValue_NMessageConnection2ᚖmessagesᚋgraphᚋmodelᚐMessageConnection(ctx, w, sel, v)
+	case "messageCounts":
+		v, ok := res.(*models.Counts)
+		return ok && ec.listValue_NMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx, w, sel, v)
 	}
 	return false
 }
@@ -141,48 +149,54 @@ func listPlan_Message(oc *graphql.OperationContext, set ast.SelectionSet) (*list
 			return 14, nil, true
 		case "lastReadDate":
 			return 15, nil, true
+		case "firstSeenDate":
+			return 16, nil, true
 		case "content":
 			sub, ok := listPlan_ContentBlock(oc, f.Selections)
-			return 16, sub, ok
+			return 17, sub, ok
 		case "transactionId":
-			return 17, nil, true
-		case "subject":
 			return 18, nil, true
-		case "channel":
+		case "subject":
 			return 19, nil, true
-		case "read":
+		case "channel":
 			return 20, nil, true
-		case "seen":
+		case "read":
 			return 21, nil, true
-		case "snoozedUntil":
+		case "seen":
 			return 22, nil, true
-		case "email":
+		case "archived":
 			return 23, nil, true
-		case "phone":
+		case "archivedAt":
 			return 24, nil, true
-		case "directWebhookUrl":
+		case "snoozedUntil":
 			return 25, nil, true
-		case "providerId":
+		case "email":
 			return 26, nil, true
-		case "deviceTokens":
+		case "phone":
 			return 27, nil, true
-		case "title":
+		case "directWebhookUrl":
 			return 28, nil, true
+		case "providerId":
+			return 29, nil, true
+		case "deviceTokens":
+			return 30, nil, true
+		case "title":
+			return 31, nil, true
 		case "cta":
 			sub, ok := listPlan_MessageCTA(oc, f.Selections)
-			return 29, sub, ok
+			return 32, sub, ok
 		case "_feedId":
-			return 30, nil, true
-		case "status":
-			return 31, nil, true
-		case "errorId":
-			return 32, nil, true
-		case "errorText":
 			return 33, nil, true
-		case "payload":
+		case "status":
 			return 34, nil, true
-		case "overrides":
+		case "errorId":
 			return 35, nil, true
+		case "errorText":
+			return 36, nil, true
+		case "payload":
+			return 37, nil, true
+		case "overrides":
+			return 38, nil, true
 		}
 		return 0, nil, false
 	})
@@ -277,107 +291,123 @@ func (ec *executionContext) listObject_Message(ctx context.Context, w *listWrite
 			} else if !ec.listValue_ODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, w, f.sub, obj.LastReadDate) {
 				return false
 			}
-		case 16: // content
+		case 16: // firstSeenDate
+			if emptyText(obj.FirstSeenDate) {
+				w.b = append(w.b, "null"...)
+			} else if !ec.listValue_ODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, w, f.sub, obj.FirstSeenDate) {
+				return false
+			}
+		case 17: // content
 			if !ec.listValue_NContentBlock2ᚕmessagesᚋmodelsᚐContentBlockᚄ(ctx, w, f.sub, obj.Content) {
 				return false
 			}
-		case 17: // transactionId
+		case 18: // transactionId
 			if !ec.listValue_NString2string(ctx, w, f.sub, obj.TransactionID) {
 				return false
 			}
-		case 18: // subject
+		case 19: // subject
 			if emptyText(obj.Subject) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.Subject) {
 				return false
 			}
-		case 19: // channel
+		case 20: // channel
 			if !ec.listValue_NChannelType2messagesᚋmodelsᚐChannelType(ctx, w, f.sub, obj.Channel) {
 				return false
 			}
-		case 20: // read
+		case 21: // read
 			if !ec.listValue_NBoolean2bool(ctx, w, f.sub, obj.Read) {
 				return false
 			}
-		case 21: // seen
+		case 22: // seen
 			if !ec.listValue_NBoolean2bool(ctx, w, f.sub, obj.Seen) {
 				return false
 			}
-		case 22: // snoozedUntil
+		case 23: // archived
+			if !ec.listValue_NBoolean2bool(ctx, w, f.sub, obj.Archived) {
+				return false
+			}
+		case 24: // archivedAt
+			if emptyText(obj.ArchivedAt) {
+				w.b = append(w.b, "null"...)
+			} else if !ec.listValue_ODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, w, f.sub, obj.ArchivedAt) {
+				return false
+			}
+		case 25: // snoozedUntil
 			if emptyText(obj.SnoozedUntil) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_ODateTime2ᚖmessagesᚋmodelsᚐTime(ctx, w, f.sub, obj.SnoozedUntil) {
 				return false
 			}
-		case 23: // email
+		case 26: // email
 			if emptyText(obj.Email) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.Email) {
 				return false
 			}
-		case 24: // phone
+		case 27: // phone
 			if emptyText(obj.Phone) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.Phone) {
 				return false
 			}
-		case 25: // directWebhookUrl
+		case 28: // directWebhookUrl
 			if emptyText(obj.DirectWebhookURL) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.DirectWebhookURL) {
 				return false
 			}
-		case 26: // providerId
+		case 29: // providerId
 			if emptyText(obj.ProviderID) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.ProviderID) {
 				return false
 			}
-		case 27: // deviceTokens
+		case 30: // deviceTokens
 			if emptyText(obj.DeviceTokens) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2ᚕstringᚄ(ctx, w, f.sub, obj.DeviceTokens) {
 				return false
 			}
-		case 28: // title
+		case 31: // title
 			if emptyText(obj.Title) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.Title) {
 				return false
 			}
-		case 29: // cta
+		case 32: // cta
 			if !ec.listValue_NMessageCTA2messagesᚋmodelsᚐCTA(ctx, w, f.sub, &obj.CTA) {
 				return false
 			}
-		case 30: // _feedId
+		case 33: // _feedId
 			if emptyText(obj.FeedID) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.FeedID) {
 				return false
 			}
-		case 31: // status
+		case 34: // status
 			if !ec.listValue_NString2string(ctx, w, f.sub, obj.Status) {
 				return false
 			}
-		case 32: // errorId
+		case 35: // errorId
 			if emptyText(obj.ErrorID) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.ErrorID) {
 				return false
 			}
-		case 33: // errorText
+		case 36: // errorText
 			if emptyText(obj.ErrorText) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OString2string(ctx, w, f.sub, obj.ErrorText) {
 				return false
 			}
-		case 34: // payload
+		case 37: // payload
 			if emptyText(obj.Payload) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OJSON2messagesᚋmodelsᚐJSON(ctx, w, f.sub, obj.Payload) {
 				return false
 			}
-		case 35: // overrides
+		case 38: // overrides
 			if emptyText(obj.Overrides) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OJSON2messagesᚋmodelsᚐJSON(ctx, w, f.sub, obj.Overrides) {
@@ -2057,6 +2087,82 @@ func (ec *executionContext) listObject_PageInfo(ctx context.Context, w *listWrit
 	return true
 }
 
+// listPlan_MessageCounts numbers the fields set selects of a MessageCounts.
+func listPlan_MessageCounts(oc *graphql.OperationContext, set ast.SelectionSet) (*listSelection, bool) {
+	return planSelection(oc, set, []string{"MessageCounts"}, func(f graphql.CollectedField) (int, *listSelection, bool) {
+		switch f.Name {
+		case "__typename":
+			return 0, nil, true
+		case "total":
+			return 1, nil, true
+		case "unread":
+			return 2, nil, true
+		case "unseen":
+			return 3, nil, true
+		case "archived":
+			return 4, nil, true
+		case "snoozed":
+			return 5, nil, true
+		}
+		return 0, nil, false
+	})
+}
+
+// listObject_MessageCounts appends the fields sel selects of obj. The value of every
+// optional field passes emptyText, as it passes emptyAsNull in gqlgen's executor.
+func (ec *executionContext) listObject_MessageCounts(ctx context.Context, w *listWriter, sel *listSelection, obj *models.Counts) bool {
+	w.b = append(w.b, '{')
+	for _, f := range sel.fields {
+		w.b = append(w.b, f.key...)
+		switch f.field {
+		case 0: // __typename
+			w.b = append(w.b, "\"MessageCounts\""...)
+		case 1: // total
+			v, err := ec.Resolvers.MessageCounts().Total(ctx, obj)
+			if err != nil {
+				return false
+			}
+			if !ec.listValue_NInt2int(ctx, w, f.sub, v) {
+				return false
+			}
+		case 2: // unread
+			v, err := ec.Resolvers.MessageCounts().Unread(ctx, obj)
+			if err != nil {
+				return false
+			}
+			if !ec.listValue_NInt2int(ctx, w, f.sub, v) {
+				return false
+			}
+		case 3: // unseen
+			v, err := ec.Resolvers.MessageCounts().Unseen(ctx, obj)
+			if err != nil {
+				return false
+			}
+			if !ec.listValue_NInt2int(ctx, w, f.sub, v) {
+				return false
+			}
+		case 4: // archived
+			v, err := ec.Resolvers.MessageCounts().Archived(ctx, obj)
+			if err != nil {
+				return false
+			}
+			if !ec.listValue_NInt2int(ctx, w, f.sub, v) {
+				return false
+			}
+		case 5: // snoozed
+			v, err := ec.Resolvers.MessageCounts().Snoozed(ctx, obj)
+			if err != nil {
+				return false
+			}
+			if !ec.listValue_NInt2int(ctx, w, f.sub, v) {
+				return false
+			}
+		}
+	}
+	w.b = append(w.b, '}')
+	return true
+}
+
 // listValue_NInt2int writes what marshalNInt2int writes.
 func (ec *executionContext) listValue_NInt2int(ctx context.Context, w *listWriter, sel *listSelection, v int) bool {
 	var ok bool
@@ -2616,4 +2722,12 @@ func (ec *executionContext) listValue_NMessageConnection2ᚖmessagesᚋgraphᚋm
 		return false
 	}
 	return ec.listObject_MessageConnection(ctx, w, sel, v)
+}
+
+// listValue_NMessageCounts2ᚖmessagesᚋmodelsᚐCounts writes what marshalNMessageCounts2ᚖmessagesᚋmodelsᚐCounts writes.
+func (ec *executionContext) listValue_NMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx context.Context, w *listWriter, sel *listSelection, v *models.Counts) bool {
+	if v == nil {
+		return false
+	}
+	return ec.listObject_MessageCounts(ctx, w, sel, v)
 }

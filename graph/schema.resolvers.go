@@ -18,6 +18,36 @@ func (r *messageResolver) ID(ctx context.Context, obj *models.Message) (string, 
 	return globalID(typeMessage, obj.ID), nil
 }
 
+// Total is the resolver for the total field.
+func (r *messageCountsResolver) Total(ctx context.Context, obj *models.Counts) (int, error) {
+	return countOf(obj, models.StateFilter{})
+}
+
+// Unread is the resolver for the unread field.
+func (r *messageCountsResolver) Unread(ctx context.Context, obj *models.Counts) (int, error) {
+	return countOf(obj, models.Unread())
+}
+
+// Unseen is the resolver for the unseen field.
+func (r *messageCountsResolver) Unseen(ctx context.Context, obj *models.Counts) (int, error) {
+	return countOf(obj, models.Unseen())
+}
+
+// Archived is the resolver for the archived field.
+func (r *messageCountsResolver) Archived(ctx context.Context, obj *models.Counts) (int, error) {
+	return countOf(obj, models.StateFilter{Archived: models.Bool(true)})
+}
+
+// Snoozed is the resolver for the snoozed field.
+func (r *messageCountsResolver) Snoozed(ctx context.Context, obj *models.Counts) (int, error) {
+	return countOf(obj, models.StateFilter{Snoozed: models.Bool(true)})
+}
+
+// Count is the resolver for the count field.
+func (r *messageCountsResolver) Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool) (int, error) {
+	return countOf(obj, models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed})
+}
+
 // Kind is the resolver for the kind field.
 func (r *messageEventResolver) Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error) {
 	if obj.Change != nil && !obj.Change.Created {
@@ -44,6 +74,39 @@ func (r *mutationResolver) MarkMessageAction(ctx context.Context, subscriberID s
 	return r.Service.Mark(ctx, models.MarkAction{SubscriberID: subscriberID, MessageID: messageID, Type: typeArg, Status: status, Payload: payload})
 }
 
+// MarkMessages is the resolver for the markMessages field.
+func (r *mutationResolver) MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error) {
+	changed, err := r.Service.StateChange(ctx, models.StateTarget{SubscriberID: subscriberID, MessageIDs: messageIds},
+		models.StateChange{Read: read, Seen: seen, Archived: archived})
+	if err != nil {
+		return nil, err
+	}
+	return changed.Messages, nil
+}
+
+// MarkAllMessages is the resolver for the markAllMessages field.
+func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (int, error) {
+	t := models.StateTarget{SubscriberID: subscriberID, Channel: channel}
+	if where != nil {
+		t.Filter = *where
+	}
+	changed, err := r.Service.StateChange(ctx, t, models.StateChange{Read: read, Seen: seen, Archived: archived})
+	if err != nil {
+		return 0, err
+	}
+	return changed.Changed, nil
+}
+
+// SnoozeMessage is the resolver for the snoozeMessage field.
+func (r *mutationResolver) SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error) {
+	return r.changeOne(ctx, subscriberID, messageID, models.StateChange{SnoozedUntil: &until})
+}
+
+// UnsnoozeMessage is the resolver for the unsnoozeMessage field.
+func (r *mutationResolver) UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error) {
+	return r.changeOne(ctx, subscriberID, messageID, models.StateChange{Unsnooze: true})
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	nodes, err := r.resolveNodes(ctx, []string{id})
@@ -59,19 +122,30 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 }
 
 // Messages is the resolver for the messages field.
-func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, page *int, limit *int) (*models.MessagesPage, error) {
+func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) (*models.MessagesPage, error) {
 	return r.Service.List(ctx, service.ListQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
-		Page: page, Limit: limit, Parts: listParts(ctx)})
+		State: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed},
+		Page:  page, Limit: limit, Parts: listParts(ctx)})
 }
 
 // MessagesConnection is the resolver for the messagesConnection field.
-func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, first *int, after *string) (*model.MessageConnection, error) {
+func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) (*model.MessageConnection, error) {
 	c, err := r.Service.Connection(ctx, service.ConnectionQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
+		State: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed},
 		First: first, After: after, Parts: connectionParts(ctx)})
 	if err != nil {
 		return nil, err
 	}
 	return newConnection(c), nil
+}
+
+// MessageCounts is the resolver for the messageCounts field.
+func (r *queryResolver) MessageCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType) (*models.Counts, error) {
+	counts, err := r.Service.StateCounts(ctx, subscriberID, channel)
+	if err != nil {
+		return nil, err
+	}
+	return &models.Counts{States: counts}, nil
 }
 
 // ID is the resolver for the id field.
@@ -88,6 +162,11 @@ func (r *subscriptionResolver) MessageEvents(ctx context.Context, subscriberID *
 	return sub.Events(), nil
 }
 
+// MessageCounts is the resolver for the messageCounts field.
+func (r *subscriptionResolver) MessageCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType) (<-chan *models.Counts, error) {
+	return r.Service.CountChanges(ctx, subscriberID, channel)
+}
+
 // ID is the resolver for the id field.
 func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string, error) {
 	return globalID(typeTemplate, obj.ID), nil
@@ -95,6 +174,9 @@ func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string
 
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
+
+// MessageCounts returns MessageCountsResolver implementation.
+func (r *Resolver) MessageCounts() MessageCountsResolver { return &messageCountsResolver{r} }
 
 // MessageEvent returns MessageEventResolver implementation.
 func (r *Resolver) MessageEvent() MessageEventResolver { return &messageEventResolver{r} }
@@ -115,11 +197,12 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 func (r *Resolver) Template() TemplateResolver { return &templateResolver{r} }
 
 type (
-	messageResolver      struct{ *Resolver }
-	messageEventResolver struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
-	subscriberResolver   struct{ *Resolver }
-	subscriptionResolver struct{ *Resolver }
-	templateResolver     struct{ *Resolver }
+	messageResolver       struct{ *Resolver }
+	messageCountsResolver struct{ *Resolver }
+	messageEventResolver  struct{ *Resolver }
+	mutationResolver      struct{ *Resolver }
+	queryResolver         struct{ *Resolver }
+	subscriberResolver    struct{ *Resolver }
+	subscriptionResolver  struct{ *Resolver }
+	templateResolver      struct{ *Resolver }
 )

@@ -115,3 +115,23 @@ type StateChanged struct {
 	Changed  int
 	Messages []*Message
 }
+
+// Unread is the badge's filter: messages not read, archived or snoozed.
+func Unread() StateFilter {
+	return StateFilter{Read: Bool(false), Archived: Bool(false), Snoozed: Bool(false)}
+}
+
+// Unseen is messages not seen, archived or snoozed.
+func Unseen() StateFilter {
+	return StateFilter{Seen: Bool(false), Archived: Bool(false), Snoozed: Bool(false)}
+}
+
+// Bool returns a pointer to v, for the optional flags of filters and changes.
+func Bool(v bool) *bool { return &v }
+
+// Counts is one answer of a live count stream: the counts by state, or Err, which ends
+// the stream (the server shut down, or the client read too slowly).
+type Counts struct {
+	States StateCounts
+	Err    error
+}

@@ -70,6 +70,10 @@ func normalized(v any) any {
 			if m, ok := e.(map[string]any); e == nil || e == "" || (ok && len(m) == 0) {
 				continue
 			}
+			// /v1 sends archived only when true: the platform's record has no such field.
+			if k == "archived" && e == false {
+				continue
+			}
 			if k == "_v" {
 				k = "__v"
 			}

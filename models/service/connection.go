@@ -12,6 +12,8 @@ type ConnectionQuery struct {
 	Channel        *models.ChannelType
 	SubscriberID   *string
 	TransactionIDs []string
+	// State narrows by read, seen, archived and snoozed.
+	State models.StateFilter
 	// First is the page size (default models.DefaultPageSize); After the cursor of the
 	// message to start after (nil: the first page).
 	First *int
@@ -45,6 +47,7 @@ func (s *Service) Connection(ctx context.Context, q ConnectionQuery) (*Connectio
 	if err != nil {
 		return nil, err
 	}
+	f.StateFilter = q.State
 	first := models.DefaultPageSize
 	if q.First != nil {
 		if *q.First < 1 || *q.First > models.MaxPageSize {

@@ -79,6 +79,21 @@ func appendFilter(b []byte, f models.ListFilter) []byte {
 	for _, id := range ids {
 		b = appendString(b, id)
 	}
+	// The state filter, only when there is one, so that the cursors of lists without
+	// one keep verifying as they did before it existed.
+	if !f.StateFilter.IsZero() {
+		b = append(b, 's')
+		for _, v := range []*bool{f.Read, f.Seen, f.Archived, f.Snoozed} {
+			switch {
+			case v == nil:
+				b = append(b, 0)
+			case *v:
+				b = append(b, 2)
+			default:
+				b = append(b, 1)
+			}
+		}
+	}
 	return b
 }
 

@@ -13,6 +13,8 @@ type ListQuery struct {
 	Channel        *models.ChannelType
 	SubscriberID   *string
 	TransactionIDs []string
+	// State narrows by read, seen, archived and snoozed.
+	State models.StateFilter
 	// Page counts from 0 (default 0); Limit is the page size (default
 	// models.DefaultPageSize).
 	Page, Limit *int
@@ -35,6 +37,7 @@ func (s *Service) List(ctx context.Context, q ListQuery) (*models.MessagesPage, 
 	if err != nil {
 		return nil, err
 	}
+	f.StateFilter = q.State
 	p, err := page(q.Page, q.Limit)
 	if err != nil {
 		return nil, err

@@ -19,6 +19,38 @@ func (s *Store) ListMessages(ctx context.Context, environmentID string, f models
 	return &models.MessagesPage{TotalCount: found.TotalCount, HasMore: found.HasMore, Data: found.Messages, PageSize: p.Size, Page: p.Number}, nil
 }
 
+// ListMessagesFrom returns up to size of the environment's messages f matches, in the
+// list order, skipping offset of them, and whether more follow: the inbox's pages,
+// which count in messages, not pages.
+func (s *Store) ListMessagesFrom(ctx context.Context, environmentID string, f models.ListFilter, offset, size int, o models.ListOptions) ([]*models.Message, bool, error) {
+	found, err := s.page(ctx, environmentID, f, window{Offset: offset, Size: size}, o)
+	if err != nil {
+		return nil, false, err
+	}
+	return found.Messages, found.HasMore, nil
+}
+
+// KeysetOfMessage returns the list position of one of the environment's messages that
+// f's subscriber and channel allow, for a page that starts after it; not found when
+// there is none.
+func (s *Store) KeysetOfMessage(ctx context.Context, environmentID string, f models.ListFilter, id string) (*models.Keyset, error) {
+	if !models.IsID(id) {
+		return nil, errNotFound("message")
+	}
+	var rows []struct {
+		ID        string
+		CreatedAt models.Time
+	}
+	q := s.filtered(ctx, environmentID, models.ListFilter{SubscriberID: f.SubscriberID, Channel: f.Channel})
+	if err := q.Select("id, created_at").Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, errNotFound("message")
+	}
+	return &models.Keyset{CreatedAt: rows[0].CreatedAt, ID: rows[0].ID}, nil
+}
+
 // filtered returns a query on the environment's messages narrowed by f. The subscriber
 // filter names the external id: the subquery finds the row id in the same statement (an
 // unknown subscriber matches no message, never everyone's), and both databases read it
