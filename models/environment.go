@@ -8,7 +8,10 @@ type Environment struct {
 	ID             string `gorm:"primaryKey;size:24"`
 	OrganizationID string `gorm:"size:24"`
 	Name           string
-	CreatedAt      time.Time
+	// ApplicationIdentifier is the environment's public name for browsers, which the
+	// platform's inbox clients send to open a session; nil until one is given out.
+	ApplicationIdentifier *string `gorm:"size:64"`
+	CreatedAt             time.Time
 }
 
 // APIKey is a secret bound to one environment. Only a SHA-256 hash of the key is kept:
@@ -22,6 +25,9 @@ type APIKey struct {
 	Hint      string `gorm:"size:4"`
 	CreatedAt time.Time
 	RevokedAt *time.Time
+	// Sealed is the key itself, sealed under the server's secret (models/keyseal), for
+	// verifying subscriber hashes; nil for a key made while no secret was set.
+	Sealed []byte `json:"-"`
 }
 
 // TableName keeps the table name readable (GORM would say a_p_i_keys).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v3"
 
+	"messages/models"
 	"messages/models/jsonl"
 	"messages/models/migrate"
 	"messages/models/seed"
@@ -125,7 +126,7 @@ func (a *app) apikeyCommand() *cli.Command {
 		Commands: []*cli.Command{
 			{
 				Name:  "create",
-				Usage: "create a key for an environment (created if new) and print it alone on stdout",
+				Usage: "create a key for an environment (created if new); prints the environment's applicationIdentifier, then the key alone on the last line",
 				Flags: []cli.Flag{
 					&cli.StringFlag{Name: "environment-id", Usage: "24-hex id of the environment the key unlocks", Required: true},
 					&cli.StringFlag{Name: "organization-id", Usage: "24-hex organization id, used only when the environment is new (default: a new id)"},
@@ -141,7 +142,15 @@ func (a *app) apikeyCommand() *cli.Command {
 						if err != nil {
 							return err
 						}
+						app, err := s.ApplicationIdentifier(ctx, envID)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(a.stdout, "applicationIdentifier: %s\n", app)
 						fmt.Fprintln(a.stdout, key)
+						if rec.Sealed == nil {
+							fmt.Fprintln(a.stderr, "API_KEY_SECRET is not set: this key is stored as a hash only, so inbox sessions cannot be opened with a subscriberHash keyed with it")
+						}
 						fmt.Fprintf(a.stderr, "created API key %s for environment %s; it is shown only once\n", rec.ID, envID)
 						return nil
 					})
@@ -149,7 +158,7 @@ func (a *app) apikeyCommand() *cli.Command {
 			},
 			{
 				Name:  "list",
-				Usage: "list keys (never the keys themselves: id, environment, name, last 4 characters, state)",
+				Usage: "list keys (never the keys themselves: id, environment and its applicationIdentifier, name, last 4 characters, state)",
 				Flags: []cli.Flag{&cli.StringFlag{Name: "environment-id", Usage: "only this environment's keys"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
 					return a.withStore(ctx, cmd, func(s *store.Store) error {
@@ -157,16 +166,42 @@ func (a *app) apikeyCommand() *cli.Command {
 						if err != nil {
 							return err
 						}
+						apps, err := applications(ctx, s, keys)
+						if err != nil {
+							return err
+						}
 						tw := tabwriter.NewWriter(a.stdout, 0, 4, 2, ' ', 0)
-						fmt.Fprintln(tw, "ID\tENVIRONMENT\tNAME\tENDS WITH\tCREATED\tSTATE")
+						fmt.Fprintln(tw, "ID\tENVIRONMENT\tAPPLICATION\tNAME\tENDS WITH\tCREATED\tSTATE")
 						for _, k := range keys {
 							state := "active"
-							if k.RevokedAt != nil {
+							switch {
+							case k.RevokedAt != nil:
 								state = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
+							case k.Sealed == nil:
+								state = "active, hash only"
 							}
-							fmt.Fprintf(tw, "%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.EnvironmentID, k.Name, k.Hint, k.CreatedAt.UTC().Format(time.RFC3339), state)
+							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.EnvironmentID, apps[k.EnvironmentID], k.Name, k.Hint,
+								k.CreatedAt.UTC().Format(time.RFC3339), state)
 						}
 						return tw.Flush()
+					})
+				},
+			},
+			{
+				Name:  "reseal",
+				Usage: "seal every active key again under API_KEY_SECRET, after rotating it (the old secret in API_KEY_SECRET_PREVIOUS)",
+				Action: func(ctx context.Context, cmd *cli.Command) error {
+					return a.withStore(ctx, cmd, func(s *store.Store) error {
+						resealed, unopened, err := s.ResealAPIKeys(ctx)
+						if err != nil {
+							return err
+						}
+						fmt.Fprintf(a.stderr, "resealed %s", plural(resealed, "key"))
+						if unopened > 0 {
+							fmt.Fprintf(a.stderr, "; %s sealed under a secret not given could not be opened", plural(unopened, "key"))
+						}
+						fmt.Fprintln(a.stderr)
+						return nil
 					})
 				},
 			},
@@ -304,8 +339,13 @@ func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*store.
 	if err != nil {
 		return err
 	}
+	sealer, err := keySealer(c)
+	if err != nil {
+		return err
+	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(newLogger(a.stderr, c)), store.WithClock(a.now)}, a.storeOptions...)...)
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(newLogger(a.stderr, c)),
+		store.WithClock(a.now), store.WithKeySealer(sealer)}, a.storeOptions...)...)
 	cancel()
 	if err != nil {
 		return err
@@ -325,4 +365,24 @@ func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*store.Sto
 		}
 		return f(s)
 	})
+}
+
+// applications returns the application identifier of each environment of keys, "-" for
+// one that has none yet.
+func applications(ctx context.Context, s *store.Store, keys []models.APIKey) (map[string]string, error) {
+	apps := map[string]string{}
+	for _, k := range keys {
+		if _, ok := apps[k.EnvironmentID]; ok {
+			continue
+		}
+		env, err := s.Environment(ctx, k.EnvironmentID)
+		if err != nil {
+			return nil, err
+		}
+		apps[k.EnvironmentID] = "-"
+		if env.ApplicationIdentifier != nil {
+			apps[k.EnvironmentID] = *env.ApplicationIdentifier
+		}
+	}
+	return apps, nil
 }

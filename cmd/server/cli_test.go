@@ -59,32 +59,40 @@ func TestMigrateCommands(t *testing.T) {
 				return statusRows(t, out)
 			}
 
-			pending := map[string]string{"1": "initial pending", "2": "idempotency pending", "3": "action_columns pending",
-				"4": "template_deleted_at_text pending", "5": "message_changes pending", "6": "message_counts pending",
-				"7": "template_versions pending", "8": "subscriber_versions pending"}
+			// Every migration, in order: the last two are rolled back and applied again.
+			names := []string{"initial", "idempotency", "action_columns", "template_deleted_at_text", "message_changes",
+				"message_counts", "template_versions", "subscriber_versions", "inbox_state", "inbox_sessions"}
+			pending := map[string]string{}
+			for i, name := range names {
+				pending[fmt.Sprint(i+1)] = name + " pending"
+			}
 			if diff := cmp.Diff(pending, status()); diff != "" {
 				t.Fatalf("fresh database status (-want +got):\n%s", diff)
 			}
 
+			n := len(names)
+			last := fmt.Sprintf("%d %s", n, names[n-1])
 			_, stderr := run(0, "migrate")
-			for _, line := range []string{"applied 1 initial", "applied 2 idempotency", "applied 3 action_columns",
-				"applied 4 template_deleted_at_text", "applied 5 message_changes", "applied 6 message_counts", "applied 7 template_versions",
-				"applied 8 subscriber_versions", "schema version 8, 0 pending"} {
-				if !strings.Contains(stderr, line) {
+			for i, name := range names {
+				if line := fmt.Sprintf("applied %d %s", i+1, name); !strings.Contains(stderr, line) {
 					t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
 				}
 			}
-			if got := status(); got["8"] != "subscriber_versions applied" || got["1"] != "initial applied" {
+			if line := fmt.Sprintf("schema version %d, 0 pending", n); !strings.Contains(stderr, line) {
+				t.Errorf("migrate (no subcommand) must say %q:\n%s", line, stderr)
+			}
+			if got := status(); got[fmt.Sprint(n)] != names[n-1]+" applied" || got["1"] != "initial applied" {
 				t.Fatalf("status after migrate: %v", got)
 			}
 
-			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back 8 subscriber_versions") || !strings.Contains(stderr, "schema version 7, 1 pending") {
+			if _, stderr := run(0, "migrate", "down"); !strings.Contains(stderr, "rolled back "+last) ||
+				!strings.Contains(stderr, fmt.Sprintf("schema version %d, 1 pending", n-1)) {
 				t.Errorf("migrate down said:\n%s", stderr)
 			}
-			if got := status(); got["8"] != "subscriber_versions pending" || got["7"] != "template_versions applied" {
+			if got := status(); got[fmt.Sprint(n)] != names[n-1]+" pending" || got[fmt.Sprint(n-1)] != names[n-2]+" applied" {
 				t.Fatalf("status after down: %v", got)
 			}
-			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied 8 subscriber_versions") {
+			if _, stderr := run(0, "migrate", "up"); !strings.Contains(stderr, "applied "+last) {
 				t.Errorf("migrate up said:\n%s", stderr)
 			}
 			if _, stderr := run(0, "migrate", "up"); strings.Contains(stderr, "applied") || !strings.Contains(stderr, "up to date") {

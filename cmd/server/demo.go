@@ -23,7 +23,31 @@ const (
 // ensureDemo loads a small demo environment into an empty embedded database and returns
 // its API key. The key is kept in a file beside the database (the database holds only its
 // hash), so it stays the same across restarts.
-func ensureDemo(ctx context.Context, s *store.Store, databaseURL string) (string, error) {
+func ensureDemo(ctx context.Context, s *store.Store, databaseURL string) (demo, error) {
+	key, err := ensureDemoData(ctx, s, databaseURL)
+	if err != nil {
+		return demo{}, err
+	}
+	// Sealed under the development secret, so the inbox session's subscriberHash can be
+	// keyed with the demo key, whenever the key was made.
+	if err := s.SealAPIKey(ctx, key); err != nil {
+		return demo{}, err
+	}
+	app, err := s.ApplicationIdentifier(ctx, demoEnvironmentID)
+	if err != nil {
+		return demo{}, err
+	}
+	return demo{key: key, applicationIdentifier: app}, nil
+}
+
+// demo is what the development server tells a newcomer to try: the demo environment's
+// API key and application identifier.
+type demo struct {
+	key, applicationIdentifier string
+}
+
+// ensureDemoData loads the demo environment and its messages, and returns its key.
+func ensureDemoData(ctx context.Context, s *store.Store, databaseURL string) (string, error) {
 	if _, err := s.EnsureEnvironment(ctx, demoEnvironmentID, demoOrganizationID, "Demo"); err != nil {
 		return "", err
 	}

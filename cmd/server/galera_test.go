@@ -104,11 +104,7 @@ func TestGalera(t *testing.T) {
 	if code, _, stderr := runCLI(t, export, "import"); code != 0 {
 		t.Fatalf("import on node 2: %s", stderr)
 	}
-	code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", env, "--name", "galera")
-	if code != 0 {
-		t.Fatalf("apikey create on node 2: %s", stderr)
-	}
-	apiKey := strings.TrimSpace(stdout)
+	apiKey, _ := createKey(t, env, "galera")
 	// Another node applies a commit shortly after it returned (without wsrep_sync_wait).
 	eventually(t, 10*time.Second, "node 1 holds the 300 messages imported on node 2", func() bool {
 		var n int64

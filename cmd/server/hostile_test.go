@@ -54,13 +54,10 @@ func newE2ETenant(t *testing.T, dialect string, opts ...store.OpenOption) *e2eTe
 	foreign := dbtest.NewTenant(t, st, "foreign")
 	other := foreign.Message(t, foreign.Subscriber(t, "bob"), foreign.Template(t, "welcome"), nil)
 
-	code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", tn.Env.ID, "--name", "e2e")
-	if code != 0 {
-		t.Fatalf("apikey create exited %d: %s", code, stderr)
-	}
+	key, _ := createKey(t, tn.Env.ID, "e2e")
 	srv := startWith(t, opts, "--rate-limit", "100000", "--rate-burst", "100000")
 	t.Cleanup(e2eClient.CloseIdleConnections) // runs before start's stop
-	return &e2eTenant{srv: srv, store: st, key: strings.TrimSpace(stdout), alice: alice, msg: msg, other: other}
+	return &e2eTenant{srv: srv, store: st, key: key, alice: alice, msg: msg, other: other}
 }
 
 // e2eReply is what one request got.

@@ -98,6 +98,22 @@ func productionStore(t *testing.T, databaseURL string) *store.Store {
 }
 
 // cli runs one admin command in-process and returns its exit code and outputs.
+// createKey runs apikey create for the environment and returns the key and the
+// environment's application identifier, failing unless the output is exactly
+// "applicationIdentifier: <id>" and then the key alone on the last line.
+func createKey(t *testing.T, environmentID, name string) (key, applicationIdentifier string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", environmentID, "--name", name)
+	if code != 0 {
+		t.Fatalf("apikey create exited %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], "applicationIdentifier: ") || len(lines[1]) != 64 || strings.ContainsAny(lines[1], " ") {
+		t.Fatalf("apikey create printed %q, want the application identifier line, then the key alone", stdout)
+	}
+	return lines[1], strings.TrimPrefix(lines[0], "applicationIdentifier: ")
+}
+
 func runCLI(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
@@ -208,16 +224,10 @@ func TestProductionOnMySQL(t *testing.T) {
 	t.Setenv("DATABASE_URL", url)
 	t.Setenv("APP_ENV", "production")
 
-	code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", "660000000000000000000001", "--name", "ci")
-	if code != 0 {
-		t.Fatalf("apikey create exited %d: %s", code, stderr)
-	}
-	key := strings.TrimSuffix(stdout, "\n")
-	if len(key) != 64 || strings.ContainsAny(key, " \n") {
-		t.Fatalf("apikey create printed %q, want the key alone", stdout)
-	}
-	if code, out, _ := runCLI(t, "", "apikey", "list"); code != 0 || !strings.Contains(out, "660000000000000000000001") || strings.Contains(out, key) {
-		t.Fatalf("apikey list (%d) must show the environment and never the key:\n%s", code, out)
+	key, app := createKey(t, "660000000000000000000001", "ci")
+	if code, out, _ := runCLI(t, "", "apikey", "list"); code != 0 || !strings.Contains(out, "660000000000000000000001") ||
+		!strings.Contains(out, app) || strings.Contains(out, key) || !strings.Contains(out, "hash only") {
+		t.Fatalf("apikey list (%d) must show the environment, its application, that no secret sealed the key, and never the key:\n%s", code, out)
 	}
 
 	srv := start(t)

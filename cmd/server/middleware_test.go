@@ -18,14 +18,11 @@ import (
 func TestGzipWhenAsked(t *testing.T) {
 	t.Setenv("DATABASE_URL", "sqlite:"+t.TempDir()+"/g.db")
 	t.Setenv("APP_ENV", "production")
-	code, key, stderr := runCLI(t, "", "seed", "--messages", "50", "--subscribers", "3", "--templates", "2")
+	code, _, stderr := runCLI(t, "", "seed", "--messages", "50", "--subscribers", "3", "--templates", "2")
 	if code != 0 {
 		t.Fatalf("seed: %s", stderr)
 	}
-	code, key, stderr = runCLI(t, "", "apikey", "create", "--environment-id", demoEnvironmentID)
-	if code != 0 {
-		t.Fatalf("apikey: %s", stderr)
-	}
+	key, _ := createKey(t, demoEnvironmentID, "gzip")
 	srv := start(t)
 	req, _ := http.NewRequest(http.MethodGet, srv.base+"/v1/messages?limit=50", nil)
 	req.Header.Set("Authorization", "ApiKey "+strings.TrimSpace(key))

@@ -183,11 +183,20 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	logger.Info("listening", "addr", l.ln.Addr().String(), "env", c.appEnv, "database", store.RedactURL(c.databaseURL))
 	logConfig(logger, c)
-	st, demoKey, err := a.open(ctx, c, logger, append([]store.OpenOption{store.WithClock(now), store.WithAuthTTL(o.authTTL)}, a.storeOptions...)...)
+	sealer, err := keySealer(c)
+	if err != nil {
+		return l.abandon(ctx, err)
+	}
+	if !sealer.Enabled() {
+		logger.Warn("API_KEY_SECRET is not set: new API keys are stored as hashes only, and the platform's inbox clients cannot open sessions with a subscriberHash")
+	}
+	st, demo, err := a.open(ctx, c, logger, append([]store.OpenOption{store.WithClock(now), store.WithAuthTTL(o.authTTL),
+		store.WithKeySealer(sealer)}, a.storeOptions...)...)
 	if err != nil {
 		return l.abandon(ctx, err)
 	}
 	defer st.Close()
+	go st.SweepSnoozes(ctx, time.Second)
 	if err := useReplicas(st, o.replicas, logger); err != nil {
 		return errors.Join(err, l.shutdown())
 	}
@@ -204,11 +213,11 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	if err != nil {
 		return errors.Join(err, l.shutdown())
 	}
-	l.handler.set(routes(svc, st, logger, now, c, demoKey, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter,
+	l.handler.set(routes(svc, st, logger, now, c, demo.key, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter,
 		cors: edge.CORS(o.cors), origins: o.cors.Allows(), idempotency: idempotency, timeout: o.requestTimeout,
 		socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
-	a.announce(c, l.ln.Addr(), demoKey)
+	a.announce(c, l.ln.Addr(), demo)
 	return l.wait(ctx)
 }
 
@@ -280,30 +289,31 @@ func useReplicas(st *store.Store, o store.ReplicaOptions, logger *slog.Logger) e
 
 // open connects to the database, retrying while it is unreachable, and loads the demo
 // into a first-run embedded database.
-func (a *app) open(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, string, error) {
+func (a *app) open(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, demo, error) {
 	st, err := connect(ctx, c, logger, startBackoff, opts...)
 	if err != nil {
-		return nil, "", err
+		return nil, demo{}, err
 	}
-	var demoKey string
+	var d demo
 	if c.defaultDB && c.development() {
-		if demoKey, err = ensureDemo(ctx, st, c.databaseURL); err != nil {
+		if d, err = ensureDemo(ctx, st, c.databaseURL); err != nil {
 			_ = st.Close()
-			return nil, "", fmt.Errorf("load demo data: %w", err)
+			return nil, demo{}, fmt.Errorf("load demo data: %w", err)
 		}
 	}
-	return st, demoKey, nil
+	return st, d, nil
 }
 
 // announce prints, in development, where to start: plain lines, not log records, so they
 // paste as they are.
-func (a *app) announce(c config, addr net.Addr, demoKey string) {
+func (a *app) announce(c config, addr net.Addr, d demo) {
 	if c.development() {
 		base := "http://" + displayAddr(addr)
 		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
-		if demoKey != "" {
+		if d.key != "" {
 			fmt.Fprintf(a.stderr, "Live inbox: %s/inbox\n", base)
-			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", demoKey, base)
+			fmt.Fprintf(a.stderr, "Inbox component: applicationIdentifier %s, backendUrl %s\n", d.applicationIdentifier, base)
+			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", d.key, base)
 		}
 	}
 	if a.ready != nil {

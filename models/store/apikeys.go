@@ -85,6 +85,7 @@ func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (s
 		Hint:          key[len(key)-4:],
 		CreatedAt:     s.Now().UTC(),
 	}
+	rec.Sealed = s.o.sealer.Seal(rec.ID, key)
 	if err := s.conn(ctx).Create(rec).Error; err != nil {
 		return "", nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"messages/models/cluster"
+	"messages/models/keyseal"
 	"messages/models/migrate"
 	"time"
 	"unicode/utf8"
@@ -33,6 +34,7 @@ type openOptions struct {
 	hostRetryAfter time.Duration
 	migrationLease time.Duration
 	markHook       func(ctx context.Context, messageID string) error
+	sealer         *keyseal.Sealer
 }
 
 // defaultOpenOptions are the settings of an Open given no option.
@@ -76,6 +78,13 @@ func WithMigrationLease(d time.Duration) OpenOption {
 // a statement's would. Tests use it to run a conflicting transaction at that moment.
 func WithMarkHook(hook func(ctx context.Context, messageID string) error) OpenOption {
 	return func(o *openOptions) { o.markHook = hook }
+}
+
+// WithKeySealer seals each new API key under s's secret beside its hash, so that
+// subscriber hashes keyed with it can be verified (SubscriberHashKeys); without it keys
+// are stored as hashes only.
+func WithKeySealer(s *keyseal.Sealer) OpenOption {
+	return func(o *openOptions) { o.sealer = s }
 }
 
 // WithLogger sends GORM's warnings, failed statements and slow statements to l as

@@ -362,7 +362,7 @@ func TestNoAutoIncrement(t *testing.T) {
 func TestKeysAndIndexesForSharding(t *testing.T) {
 	t.Parallel()
 	want := map[string][]string{
-		"environments": {"PRIMARY unique (id)"},
+		"environments": {"PRIMARY unique (id)", "environments_application_identifier unique (application_identifier)"},
 		"api_keys":     {"PRIMARY unique (id)", "api_keys_environment (environment_id)", "api_keys_hash unique (hash)"},
 		"subscribers":  {"PRIMARY unique (id)", "subscribers_environment_subscriber unique (environment_id, subscriber_id)"},
 		"templates":    {"PRIMARY unique (id)", "templates_environment (environment_id)"},

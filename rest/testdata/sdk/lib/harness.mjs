@@ -73,8 +73,10 @@ export class Server {
 
   /** apiKey creates a key for an environment and returns it. */
   async apiKey(environmentID, name) {
-    const key = (await this.cli('apikey', 'create', '--environment-id', environmentID, '--name', name)).trim();
-    if (!/^\S+$/.test(key)) throw new Error(`apikey create printed ${JSON.stringify(key)}, not one key`);
+    const out = (await this.cli('apikey', 'create', '--environment-id', environmentID, '--name', name)).trim();
+    // "applicationIdentifier: <id>", then the key alone on the last line.
+    const key = out.split('\n').at(-1);
+    if (!/^\S+$/.test(key)) throw new Error(`apikey create printed ${JSON.stringify(out)}, not a key on its last line`);
     return key;
   }
 
