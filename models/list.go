@@ -1,5 +1,10 @@
 package models
 
+import (
+	"encoding/binary"
+	"slices"
+)
+
 // Limits of a list request, enforced by the resolver and documented in the API.
 const (
 	DefaultPageSize   = 10
@@ -17,6 +22,50 @@ type ListFilter struct {
 	TransactionIDs []string
 	// StateFilter narrows by read, seen, archived and snoozed.
 	StateFilter
+}
+
+// AppendKey appends a canonical encoding of f: equal for the same filter however it was
+// spelled (transaction ids in any order, repeated), different for different filters.
+// Cursors are signed over it (so a cursor works only for its filter) and the store keys
+// page boundaries by it; a new filter field is added here once. Fields in a fixed order,
+// each length-prefixed; the state filter only when there is one, so the encoding of a
+// filter without one is what it was before the state filter existed.
+func (f ListFilter) AppendKey(b []byte) []byte {
+	var channel string
+	if f.Channel != nil {
+		channel = string(*f.Channel)
+	}
+	b = appendKeyString(b, channel)
+	if f.SubscriberID == nil {
+		b = append(b, 0)
+	} else {
+		b = append(b, 1)
+		b = appendKeyString(b, *f.SubscriberID)
+	}
+	ids := slices.Compact(slices.Sorted(slices.Values(f.TransactionIDs)))
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = appendKeyString(b, id)
+	}
+	if !f.StateFilter.IsZero() {
+		b = append(b, 's')
+		for _, v := range []*bool{f.Read, f.Seen, f.Archived, f.Snoozed} {
+			switch {
+			case v == nil:
+				b = append(b, 0)
+			case *v:
+				b = append(b, 2)
+			default:
+				b = append(b, 1)
+			}
+		}
+	}
+	return b
+}
+
+func appendKeyString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
 }
 
 // Page selects one page of a list: Number counts from 0, Size is the page length.

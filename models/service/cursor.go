@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
-	"slices"
 	"time"
 
 	"messages/models"
@@ -30,7 +29,7 @@ type signer struct {
 func (k cursorKey) signer(label, environmentID string, f models.ListFilter) signer {
 	b := appendString(nil, label)
 	b = appendString(b, environmentID)
-	return signer{key: k, bound: appendFilter(b, f)}
+	return signer{key: k, bound: f.AppendKey(b)}
 }
 
 func (s signer) tag(payload []byte) []byte {
@@ -57,44 +56,6 @@ func (s signer) open(cursor string, min, maxLength int) (payload []byte, ok bool
 	}
 	payload, tag := raw[:len(raw)-sha256.Size], raw[len(raw)-sha256.Size:]
 	return payload, hmac.Equal(tag, s.tag(payload))
-}
-
-// appendFilter appends a canonical encoding of f: fields in a fixed order, each length
-// prefixed, transaction ids sorted and deduplicated (the order they are given in does
-// not change the list).
-func appendFilter(b []byte, f models.ListFilter) []byte {
-	var channel string
-	if f.Channel != nil {
-		channel = string(*f.Channel)
-	}
-	b = appendString(b, channel)
-	if f.SubscriberID == nil {
-		b = append(b, 0)
-	} else {
-		b = append(b, 1)
-		b = appendString(b, *f.SubscriberID)
-	}
-	ids := slices.Compact(slices.Sorted(slices.Values(f.TransactionIDs)))
-	b = binary.AppendUvarint(b, uint64(len(ids)))
-	for _, id := range ids {
-		b = appendString(b, id)
-	}
-	// The state filter, only when there is one, so that the cursors of lists without
-	// one keep verifying as they did before it existed.
-	if !f.StateFilter.IsZero() {
-		b = append(b, 's')
-		for _, v := range []*bool{f.Read, f.Seen, f.Archived, f.Snoozed} {
-			switch {
-			case v == nil:
-				b = append(b, 0)
-			case *v:
-				b = append(b, 2)
-			default:
-				b = append(b, 1)
-			}
-		}
-	}
-	return b
 }
 
 func appendString(b []byte, s string) []byte {

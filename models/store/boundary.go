@@ -2,8 +2,6 @@ package store
 
 import (
 	"messages/models"
-	"slices"
-	"strings"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -51,36 +49,7 @@ func newBoundaryCache() boundaryCache {
 	return boundaryCache{entries: newLRU[boundaryKey, boundary](boundaryCacheSize)}
 }
 
-// filterKey identifies a filter within an environment; transaction ids in any order and
-// repeated are the same filter.
+// filterKey identifies a filter within an environment (models.ListFilter.AppendKey).
 func filterKey(environmentID string, f models.ListFilter) string {
-	var b strings.Builder
-	b.WriteString(environmentID)
-	b.WriteByte(0)
-	if f.Channel != nil {
-		b.WriteString(string(*f.Channel))
-	}
-	b.WriteByte(0)
-	if f.SubscriberID != nil {
-		b.WriteByte('s')
-		b.WriteString(*f.SubscriberID)
-	}
-	b.WriteByte(0)
-	for _, v := range []*bool{f.Read, f.Seen, f.Archived, f.Snoozed} {
-		switch {
-		case v == nil:
-			b.WriteByte('-')
-		case *v:
-			b.WriteByte('1')
-		default:
-			b.WriteByte('0')
-		}
-	}
-	ids := slices.Clone(f.TransactionIDs)
-	slices.Sort(ids)
-	for _, id := range slices.Compact(ids) {
-		b.WriteByte(0)
-		b.WriteString(id)
-	}
-	return b.String()
+	return string(f.AppendKey(append([]byte(environmentID), 0)))
 }
