@@ -582,3 +582,54 @@ func (f *failingSecondRead) Read(p []byte) (int, error) {
 	f.read += n
 	return n, err
 }
+
+// The inbox state travels with a message: read, seen, archived and snoozed, with their
+// times, are exported and imported as they were, and the counters of the importing
+// database count them.
+func TestImportRoundTripsInboxState(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		tn := dbtest.NewTenant(t, s, "inbox")
+		sub, tpl := tn.Subscriber(t, "ada"), tn.Template(t, "welcome")
+		var ids []string
+		for range 4 {
+			ids = append(ids, tn.Message(t, sub, tpl, nil).ID)
+		}
+		change := func(ids []string, c models.StateChange) {
+			t.Helper()
+			if _, err := s.ChangeState(ctx, tn.Env.ID, models.StateTarget{SubscriberID: "ada", MessageIDs: ids}, c); err != nil {
+				t.Fatal(err)
+			}
+		}
+		until := models.NewTime(time.Now().Add(time.Hour))
+		change(ids[:2], models.StateChange{Read: models.Bool(true), Seen: models.Bool(true)})
+		change(ids[1:2], models.StateChange{Archived: models.Bool(true)})
+		change(ids[2:3], models.StateChange{SnoozedUntil: &until})
+		file := dbtest.Export(t, s, tn.Env.ID)
+		for _, field := range []string{`"archived":true`, `"archivedAt":`, `"firstSeenDate":`, `"snoozedUntil":`, `"lastReadDate":`} {
+			if !bytes.Contains(file, []byte(field)) {
+				t.Errorf("the export has no %s", field)
+			}
+		}
+
+		fresh := dbtest.Open(t, s.Dialect())
+		if _, err := jsonl.Import(ctx, fresh, bytes.NewReader(file), nil); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(file), string(dbtest.Export(t, fresh, tn.Env.ID))); diff != "" {
+			t.Errorf("export of the import differs (-original +round trip):\n%s", diff)
+		}
+		ada := "ada"
+		want, err := s.CountStates(ctx, tn.Env.ID, &ada, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := fresh.CountStates(ctx, tn.Env.ID, &ada, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want || got.Count(models.Unread()) != 1 || got.Count(models.StateFilter{Archived: models.Bool(true)}) != 1 {
+			t.Errorf("counts after import %v, want %v (1 unread, 1 archived)", got, want)
+		}
+	})
+}
