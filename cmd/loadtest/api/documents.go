@@ -30,6 +30,19 @@ const (
   }
 }
 ` + MessageFields
+	// InboxCountsQuery is a subscriber's inbox badge and tabs, from the counters.
+	InboxCountsQuery = `query InboxCounts($subscriberId: String) {
+  messageCounts(subscriberId: $subscriberId, channel: in_app) { total unread unseen archived }
+}`
+	// EnvironmentCountsQuery counts the whole environment's messages by state.
+	EnvironmentCountsQuery = `query EnvironmentCounts {
+  messageCounts { total unread unseen archived snoozed }
+}`
+	// UnreadPageQuery is a subscriber's unread tab: in-app, not read, not archived.
+	UnreadPageQuery = `query UnreadPage($subscriberId: String, $limit: Int) {
+  messages(subscriberId: $subscriberId, channel: in_app, read: false, archived: false, limit: $limit) { hasMore data { ...Row } }
+}
+` + MessageFields
 	// cursorWalkQuery finds a deep cursor: page info only, nothing of the rows.
 	cursorWalkQuery = `query CursorWalk($first: Int, $after: String) {
   messagesConnection(first: $first, after: $after) { pageInfo { hasNextPage endCursor } }

@@ -65,6 +65,12 @@ var scenarios = []scenarioDef{
 		floor: floorCursorDeep, needs: needCursor("graphql-cursor-deep")},
 	{name: "graphql-cursor-far", about: "messagesConnection(first, after) at --far-cursor-depth", build: graphqlCursor("graphql-cursor-far"), want: http.StatusOK, graphql: true,
 		floor: floorCursorFar, needs: needCursor("graphql-cursor-far")},
+	{name: "graphql-inbox-counts", about: "messageCounts(subscriberId, channel: in_app): a busy subscriber's badge and tabs", build: graphqlInboxCounts,
+		want: http.StatusOK, graphql: true, needs: needInbox},
+	{name: "graphql-environment-counts", about: "messageCounts: the environment's messages by state", build: graphqlEnvironmentCounts,
+		want: http.StatusOK, graphql: true},
+	{name: "graphql-unread-page", about: "messages(subscriberId, channel: in_app, read: false, archived: false): the unread tab", build: graphqlUnreadPage,
+		want: http.StatusOK, graphql: true, needs: needInbox},
 	{name: "mark-action", about: "POST .../actions/primary, status alternating, on the busy subscriber's messages", build: markAction, want: http.StatusCreated,
 		needs: needMarkTargets},
 }
@@ -159,6 +165,18 @@ func graphqlFirstPage(ctx context.Context, t *target, _ int64) (*http.Request, e
 
 func graphqlFirstPageCount(ctx context.Context, t *target, _ int64) (*http.Request, error) {
 	return t.GraphQL(ctx, api.FirstPageCountQuery, map[string]any{"limit": t.pageSize})
+}
+
+func graphqlInboxCounts(ctx context.Context, t *target, _ int64) (*http.Request, error) {
+	return t.GraphQL(ctx, api.InboxCountsQuery, map[string]any{"subscriberId": t.inboxSubscriber})
+}
+
+func graphqlEnvironmentCounts(ctx context.Context, t *target, _ int64) (*http.Request, error) {
+	return t.GraphQL(ctx, api.EnvironmentCountsQuery, nil)
+}
+
+func graphqlUnreadPage(ctx context.Context, t *target, _ int64) (*http.Request, error) {
+	return t.GraphQL(ctx, api.UnreadPageQuery, map[string]any{"subscriberId": t.inboxSubscriber, "limit": t.pageSize})
 }
 
 func graphqlCursor(name string) builder {

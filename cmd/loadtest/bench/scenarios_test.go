@@ -173,6 +173,13 @@ func (f *fakeServer) graphql(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	switch {
+	case strings.Contains(body.Query, "messageCounts"):
+		if sub, ok := body.Variables["subscriberId"]; ok && sub != testSubscriber {
+			f.fail(w, "messageCounts subscriberId %v", sub)
+			return
+		}
+		f.count("graphql-counts")
+		fmt.Fprint(w, `{"data":{"messageCounts":{"total":3,"unread":2,"unseen":1,"archived":0,"snoozed":0}}}`)
 	case strings.Contains(body.Query, "messagesConnection"):
 		if !f.connection {
 			fmt.Fprint(w, `{"errors":[{"message":"Cannot query field \"messagesConnection\" on type \"Query\".","extensions":{"code":"GRAPHQL_VALIDATION_FAILED"}}],"data":null}`)
@@ -199,7 +206,9 @@ func (f *fakeServer) graphql(w http.ResponseWriter, r *http.Request) {
 			f.fail(w, "messages limit %v", body.Variables["limit"])
 			return
 		}
-		if strings.Contains(body.Query, "totalCount") {
+		if strings.Contains(body.Query, "read: false") {
+			f.count("graphql-unread")
+		} else if strings.Contains(body.Query, "totalCount") {
 			f.count("graphql-count")
 		} else {
 			f.count("graphql-first")
@@ -239,6 +248,8 @@ func TestScenarioRequestsAreWellFormed(t *testing.T) {
 		"rest-first": 2, "rest-page-1000": 2, "rest-inbox": 2, "rest-deep": 2, "rest-transactions": 2,
 		"graphql-first": 2, "graphql-count": 2, "graphql-cursor:cursor-5": 2, "graphql-cursor:cursor-500": 2,
 		"mark-done": 1, "mark-pending": 1,
+		// the inbox's: its counts twice each (a subscriber's, the environment's), its unread page
+		"graphql-counts": 4, "graphql-unread": 2,
 	}
 	if diff := cmp.Diff(want, f.hits); diff != "" {
 		t.Errorf("requests by kind (-want +got):\n%s", diff)
