@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -36,6 +37,7 @@ func TestGaleraOperations(t *testing.T) {
 	})
 	t.Run("unsyncedNodePassedOverThenUsedAgain", func(t *testing.T) { galeraUnsyncedNode(t, g, name) })
 	t.Run("importPastTheWriteSetLimit", func(t *testing.T) { galeraImportChunked(t, g, name) })
+	t.Run("inboxStateChangedOnTwoNodes", func(t *testing.T) { galeraInboxState(t, g, name) })
 }
 
 // openOn opens a store through DATABASE_URL url, closed when the test ends.
@@ -79,10 +81,17 @@ func galeraMigrateTogether(t *testing.T, g *dbtest.Galera, name string, back int
 		}
 	}
 	t.Logf("node 1 applied %d migrations, node 3 %d", len(applied[0]), len(applied[1]))
-	status, err := openOn(t, g.Node(2).URL(name), store.DefaultPool).MigrationStatus(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Node 2 applies the other nodes' commits shortly after they return (no
+	// wsrep_sync_wait): its status is read once it has them all.
+	node2 := openOn(t, g.Node(2).URL(name), store.DefaultPool)
+	var status []migrate.MigrationState
+	eventually(t, 10*time.Second, "node 2 has every migration applied", func() bool {
+		var err error
+		if status, err = node2.MigrationStatus(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return !slices.ContainsFunc(status, func(m migrate.MigrationState) bool { return !m.Applied })
+	})
 	for _, m := range status {
 		if !m.Applied || m.Unknown {
 			t.Errorf("migration %d %s: applied %v, unknown %v; want applied", m.Version, m.Name, m.Applied, m.Unknown)
@@ -220,4 +229,68 @@ func galeraImportChunked(t *testing.T, g *dbtest.Galera, name string) {
 			t.Errorf("%s: the counter rows say %d messages (%v), want %d", run, counted, err, lines)
 		}
 	}
+}
+
+// galeraInboxState changes the inbox state of the imported environment's messages from
+// nodes 1 and 3 at once, by name and in bulk, on the same subscribers, so that their
+// counter rows are certified against each other (conflicts are retried); afterwards
+// every counter, read on node 2, equals GROUP BY over the messages.
+func galeraInboxState(t *testing.T, g *dbtest.Galera, name string) {
+	ctx := context.Background()
+	const env = "670000000000000000000014"
+	nodes := []*store.Store{openOn(t, g.Node(1).URL(name), store.DefaultPool), openOn(t, g.Node(3).URL(name), store.DefaultPool)}
+	var ids []struct{ ID, Sub string }
+	if err := nodes[0].DB().Raw("SELECT m.id, s.subscriber_id AS sub FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE m.environment_id = ? ORDER BY m.id LIMIT 400", env).
+		Scan(&ids).Error; err != nil || len(ids) == 0 {
+		t.Fatalf("messages to change: %d (%v)", len(ids), err)
+	}
+	changes := []models.StateChange{{Read: models.Bool(true), Seen: models.Bool(true)}, {Read: models.Bool(false)},
+		{Archived: models.Bool(true)}, {Archived: models.Bool(false)}}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for w, s := range nodes {
+		wg.Go(func() {
+			for i := range 60 {
+				m := ids[(i*7+w*13)%len(ids)]
+				target := models.StateTarget{SubscriberID: m.Sub, MessageIDs: []string{m.ID}}
+				if i%10 == w {
+					target = models.StateTarget{SubscriberID: m.Sub}
+				}
+				if _, err := s.ChangeState(ctx, env, target, changes[(i+w)%len(changes)]); err != nil {
+					errs <- fmt.Errorf("node %d, change %d: %w", 1+2*w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	node2 := openOn(t, g.Node(2).URL(name), store.DefaultPool)
+	const byState = "(`read` <> 0) + 2 * (seen <> 0) + 4 * (archived <> 0) + 8 * (snoozed_until IS NOT NULL)"
+	read := func(q string) map[string]int64 {
+		var rows []struct {
+			Sub, Channel string
+			State, N     int64
+		}
+		if err := node2.DB().Raw(q, env).Scan(&rows).Error; err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]int64{}
+		for _, r := range rows {
+			if r.N != 0 {
+				out[fmt.Sprintf("%s/%s/%d", r.Sub, r.Channel, r.State)] = r.N
+			}
+		}
+		return out
+	}
+	eventually(t, 10*time.Second, "node 2 has every change and its counters match the messages", func() bool {
+		counters := read("SELECT subscriber_id AS sub, channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id <> '' AND channel <> '' GROUP BY 1, 2, 3")
+		messages := read("SELECT subscriber_id AS sub, channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 1, 2, 3")
+		totals := read("SELECT '' AS sub, '' AS channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id = '' AND channel = '' GROUP BY 3")
+		wantTotals := read("SELECT '' AS sub, '' AS channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 3")
+		return maps.Equal(counters, messages) && maps.Equal(totals, wantTotals) && len(messages) > 1
+	})
 }
