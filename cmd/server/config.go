@@ -251,7 +251,14 @@ func mask(name, value string) string {
 func logConfig(logger *slog.Logger, c config) {
 	attrs := make([]any, 0, len(c.settings))
 	for _, s := range c.settings {
+		// In development only what was set says something; production logs every
+		// setting, for the operator reading the log of an incident.
+		if c.development() && s.source == fromDefault {
+			continue
+		}
 		attrs = append(attrs, slog.Group(s.name, "value", s.value, "source", s.source))
 	}
-	logger.Info("configuration", attrs...)
+	if len(attrs) > 0 || !c.development() {
+		logger.Info("configuration", attrs...)
+	}
 }

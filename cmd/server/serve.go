@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -300,6 +301,13 @@ func (a *app) open(ctx context.Context, c config, logger *slog.Logger, opts ...s
 			_ = st.Close()
 			return nil, demo{}, fmt.Errorf("load demo data: %w", err)
 		}
+		counts, err := st.CountStates(ctx, demoEnvironmentID, nil, nil)
+		if err != nil {
+			_ = st.Close()
+			return nil, demo{}, err
+		}
+		logger.Info("demo data", "environment", demoEnvironmentID, "messages", counts.Count(models.StateFilter{}),
+			"subscribers", "user-1-00000 to user-1-00005", "apiKeyFile", filepath.Join(filepath.Dir(strings.TrimPrefix(c.databaseURL, "sqlite:")), demoKeyFile))
 	}
 	return st, d, nil
 }
