@@ -135,3 +135,26 @@ func (j JSON) Depth() int {
 	}
 	return deepest
 }
+
+// CanonicalJSON re-encodes one JSON value with sorted keys, no insignificant whitespace
+// and numbers as written, so that two spellings of the same value compare equal: an
+// idempotency key's fingerprint of a request body or of GraphQL variables. Anything that
+// is not exactly one JSON value is returned as it is.
+func CanonicalJSON(raw []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return raw
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return raw
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return raw
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+}

@@ -2,11 +2,10 @@ package rest
 
 import (
 	"encoding/json"
+	"messages/models"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"messages/graph"
 )
 
 // markActionPattern is the one /v1 route that changes anything.
@@ -38,7 +37,7 @@ func (IdempotencyPolicy) Ran([]byte) bool { return true }
 
 // restFingerprint is the parts that identify a mark.
 func restFingerprint(r *http.Request, body []byte) []string {
-	return []string{markActionPattern, r.Method, pathSegments(r.URL), string(graph.CanonicalJSON(body))}
+	return []string{markActionPattern, r.Method, pathSegments(r.URL), string(models.CanonicalJSON(body))}
 }
 
 // pathSegments is the path as a JSON list of its unescaped segments, so that "a%2Fb" in
