@@ -123,16 +123,16 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 
 // Messages is the resolver for the messages field.
 func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) (*models.MessagesPage, error) {
-	return r.Service.List(ctx, service.ListQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
-		State: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed},
-		Page:  page, Limit: limit, Parts: listParts(ctx)})
+	f := models.ListFilter{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
+		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed}}
+	return r.Service.List(ctx, service.ListQuery{Filter: f, Page: page, Limit: limit, Parts: listParts(ctx)})
 }
 
 // MessagesConnection is the resolver for the messagesConnection field.
 func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) (*model.MessageConnection, error) {
-	c, err := r.Service.Connection(ctx, service.ConnectionQuery{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
-		State: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed},
-		First: first, After: after, Parts: connectionParts(ctx)})
+	f := models.ListFilter{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
+		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed}}
+	c, err := r.Service.Connection(ctx, service.ConnectionQuery{Filter: f, First: first, After: after, Parts: connectionParts(ctx)})
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,13 @@ type ListFilter struct {
 	StateFilter
 }
 
+// Counted reports whether the counters answer f's count: they are kept per environment,
+// subscriber, channel and inbox state; any other filter (transaction ids) is counted with
+// COUNT over its rows. A new filter field is added here as one or the other.
+func (f ListFilter) Counted() bool {
+	return len(f.TransactionIDs) == 0
+}
+
 // AppendKey appends a canonical encoding of f: equal for the same filter however it was
 // spelled (transaction ids in any order, repeated), different for different filters.
 // Cursors are signed over it (so a cursor works only for its filter) and the store keys

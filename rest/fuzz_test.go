@@ -128,17 +128,17 @@ func FuzzParseListQuery(f *testing.F) {
 			return
 		}
 
-		if want := transactionIDs(v); !equalMultiset(q.transactionIDs, want) {
-			t.Errorf("transactionIds = %q, want the %d values %q", q.transactionIDs, len(want), want)
+		if want := transactionIDs(v); !equalMultiset(q.filter.TransactionIDs, want) {
+			t.Errorf("transactionIds = %q, want the %d values %q", q.filter.TransactionIDs, len(want), want)
 		}
-		if n := len(v["transactionId"]); len(q.transactionIDs) < n || !slices.Equal(q.transactionIDs[:n], v["transactionId"]) {
-			t.Errorf("transactionIds = %q do not start with the repeated-key values %q", q.transactionIDs, v["transactionId"])
+		if n := len(v["transactionId"]); len(q.filter.TransactionIDs) < n || !slices.Equal(q.filter.TransactionIDs[:n], v["transactionId"]) {
+			t.Errorf("transactionIds = %q do not start with the repeated-key values %q", q.filter.TransactionIDs, v["transactionId"])
 		}
-		if vals, ok := v["subscriberId"]; ok != (q.subscriberID != nil) || ok && *q.subscriberID != vals[0] {
-			t.Errorf("subscriberId = %v, want the first of %q", q.subscriberID, vals)
+		if vals, ok := v["subscriberId"]; ok != (q.filter.SubscriberID != nil) || ok && *q.filter.SubscriberID != vals[0] {
+			t.Errorf("subscriberId = %v, want the first of %q", q.filter.SubscriberID, vals)
 		}
-		if vals, ok := v["channel"]; ok != (q.channel != nil) || ok && string(*q.channel) != vals[0] {
-			t.Errorf("channel = %v, want the first of %q", q.channel, vals)
+		if vals, ok := v["channel"]; ok != (q.filter.Channel != nil) || ok && string(*q.filter.Channel) != vals[0] {
+			t.Errorf("channel = %v, want the first of %q", q.filter.Channel, vals)
 		}
 	})
 }

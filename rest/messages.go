@@ -26,8 +26,7 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	page, err := s.service.List(r.Context(), service.ListQuery{Channel: q.channel, SubscriberID: q.subscriberID,
-		TransactionIDs: q.transactionIDs, Page: q.page, Limit: q.limit, Parts: models.Everything})
+	page, err := s.service.List(r.Context(), service.ListQuery{Filter: q.filter, Page: q.page, Limit: q.limit, Parts: models.Everything})
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
@@ -46,10 +45,8 @@ func (s *Server) listMessages(w http.ResponseWriter, r *http.Request) {
 
 // listQuery holds GET /v1/messages's query values in the service's input types.
 type listQuery struct {
-	channel        *models.ChannelType
-	subscriberID   *string
-	transactionIDs []string
-	page, limit    *int
+	filter      models.ListFilter
+	page, limit *int
 }
 
 // parseListQuery reads the query string. Only the shape is checked here (integers are
@@ -62,12 +59,12 @@ func parseListQuery(v url.Values) (listQuery, error) {
 	}
 	if c, ok := first(v, "channel"); ok {
 		ch := models.ChannelType(c)
-		q.channel = &ch
+		q.filter.Channel = &ch
 	}
 	if sub, ok := first(v, "subscriberId"); ok {
-		q.subscriberID = &sub
+		q.filter.SubscriberID = &sub
 	}
-	q.transactionIDs = arrayParam(v, "transactionId")
+	q.filter.TransactionIDs = arrayParam(v, "transactionId")
 	var err error
 	if q.page, err = intParam(v, "page"); err != nil {
 		return q, err

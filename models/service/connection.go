@@ -9,11 +9,8 @@ import (
 
 // ConnectionQuery is a cursor page as GraphQL's messagesConnection asks for it.
 type ConnectionQuery struct {
-	Channel        *models.ChannelType
-	SubscriberID   *string
-	TransactionIDs []string
-	// State narrows by read, seen, archived and snoozed.
-	State models.StateFilter
+	// Filter is the list's filters as given; Connection checks them.
+	Filter models.ListFilter
 	// First is the page size (default models.DefaultPageSize); After the cursor of the
 	// message to start after (nil: the first page).
 	First *int
@@ -40,14 +37,10 @@ func (s *Service) Connection(ctx context.Context, q ConnectionQuery) (*Connectio
 	if err != nil {
 		return nil, err
 	}
-	if q.SubscriberID, err = scopedSubscriber(caller, q.SubscriberID); err != nil {
-		return nil, err
-	}
-	f, err := listFilter(q.Channel, q.SubscriberID, q.TransactionIDs)
+	f, err := checkFilter(caller, q.Filter)
 	if err != nil {
 		return nil, err
 	}
-	f.StateFilter = q.State
 	first := models.DefaultPageSize
 	if q.First != nil {
 		if *q.First < 1 || *q.First > models.MaxPageSize {

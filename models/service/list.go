@@ -10,11 +10,8 @@ import (
 // ListQuery is a list of messages as either API asked for it, before checks and defaults:
 // /v1's query string, or the arguments of GraphQL's messages.
 type ListQuery struct {
-	Channel        *models.ChannelType
-	SubscriberID   *string
-	TransactionIDs []string
-	// State narrows by read, seen, archived and snoozed.
-	State models.StateFilter
+	// Filter is the list's filters as given; List checks them.
+	Filter models.ListFilter
 	// Page counts from 0 (default 0); Limit is the page size (default
 	// models.DefaultPageSize).
 	Page, Limit *int
@@ -30,19 +27,27 @@ func (s *Service) List(ctx context.Context, q ListQuery) (*models.MessagesPage, 
 	if err != nil {
 		return nil, err
 	}
-	if q.SubscriberID, err = scopedSubscriber(caller, q.SubscriberID); err != nil {
-		return nil, err
-	}
-	f, err := listFilter(q.Channel, q.SubscriberID, q.TransactionIDs)
+	f, err := checkFilter(caller, q.Filter)
 	if err != nil {
 		return nil, err
 	}
-	f.StateFilter = q.State
 	p, err := page(q.Page, q.Limit)
 	if err != nil {
 		return nil, err
 	}
 	return s.store.ListMessages(ctx, caller.EnvironmentID, f, p, q.Parts)
+}
+
+// checkFilter checks a list's filters and scopes them to the caller: a session's list is
+// its own subscriber's.
+func checkFilter(caller models.Caller, f models.ListFilter) (models.ListFilter, error) {
+	var err error
+	if f.SubscriberID, err = scopedSubscriber(caller, f.SubscriberID); err != nil {
+		return f, err
+	}
+	checked, err := listFilter(f.Channel, f.SubscriberID, f.TransactionIDs)
+	checked.StateFilter = f.StateFilter
+	return checked, err
 }
 
 // listFilter checks a list's filters and builds the store's.

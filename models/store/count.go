@@ -85,10 +85,10 @@ func (s *Store) countStates(ctx context.Context, environmentID string, subscribe
 }
 
 // countMessages returns how many of an environment's messages f matches, exactly, in one
-// statement. Transaction ids have no counters: those messages are counted with COUNT,
-// which stays small as a filter holds at most MaxTransactionIDs ids.
+// statement: from the counters when they cover f (models.ListFilter.Counted), else with
+// COUNT over the filter's rows (transaction ids: at most MaxTransactionIDs of them).
 func (s *Store) countMessages(ctx context.Context, environmentID string, f models.ListFilter) (int, error) {
-	if len(f.TransactionIDs) > 0 {
+	if !f.Counted() {
 		var n int64
 		err := s.filtered(ctx, environmentID, f).Count(&n).Error
 		return int(n), err
