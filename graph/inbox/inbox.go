@@ -1,6 +1,8 @@
-// Package inbox serves the development live inbox: one subscriber's newest messages,
-// kept up to date by the messageEvents subscription, with their call-to-action buttons.
-// Every file it needs is embedded in the binary, so it works offline.
+// Package inbox serves the development live inbox: one subscriber's in-app messages in
+// tabs (all, unread, archived) with an unread badge, read and archived from the page,
+// kept up to date by the messageEvents and messageCounts subscriptions, with their
+// call-to-action buttons. Every file it needs is embedded in the binary, so it works
+// offline.
 package inbox
 
 import (
@@ -17,7 +19,8 @@ import (
 // there as well as at the page's own path.
 const AssetPath = "/inbox/assets/"
 
-// DefaultLimit is how many of the newest messages the page lists when Options.Limit is 0.
+// DefaultLimit is how many messages the page lists at a time (at first, and for each
+// "Load more") when Options.Limit is 0.
 const DefaultLimit = 20
 
 // Options configure the page.
@@ -33,7 +36,7 @@ type Options struct {
 	// Subscribers are the subscriberIds the page offers; the first is the default. The
 	// page's ?subscriberId= may name another.
 	Subscribers []string
-	// Limit is how many of the newest messages the page lists; 0 means DefaultLimit.
+	// Limit is how many messages the page lists at a time; 0 means DefaultLimit.
 	Limit int
 }
 
@@ -99,7 +102,7 @@ func Handler(o Options) http.Handler {
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// asset is one embedded // assets are the page's scripts and styles; inbox.js and inbox.css sit beside page.html
+// assets are the page's scripts and styles; inbox.js and inbox.css sit beside page.html
 // because they are this package's own code.
 var assets = webasset.NewSet(AssetPath,
 	webasset.File{FS: files, Path: "inbox.js"}, webasset.File{FS: files, Path: "inbox.css"}, webasset.GraphQLWS)
