@@ -116,7 +116,9 @@ func stateSet(c models.StateChange, now models.Time) (string, []any) {
 	if c.Seen != nil {
 		if *c.Seen {
 			add("last_seen_date = CASE WHEN seen THEN last_seen_date ELSE ? END", now)
-			add("first_seen_date = COALESCE(first_seen_date, ?)", now)
+			// Only when the message becomes seen: one seen before the column existed keeps
+			// its unknown first time rather than getting this one.
+			add("first_seen_date = CASE WHEN seen THEN first_seen_date ELSE COALESCE(first_seen_date, ?) END", now)
 		}
 		add("seen = ?", *c.Seen)
 	}

@@ -88,6 +88,17 @@ func TestStateChanges(t *testing.T) {
 		if got := stateOf(t, s, env, m2.ID); got.SnoozedUntil != nil {
 			t.Fatalf("after unsnooze: %v", got.SnoozedUntil)
 		}
+		// A message seen before firstSeenDate existed keeps it unknown when read.
+		if err := s.DB().Exec("UPDATE messages SET seen = TRUE, first_seen_date = NULL WHERE id = ?", bobs.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ChangeState(ctx, env, models.StateTarget{SubscriberID: "bob", MessageIDs: []string{bobs.ID}},
+			models.StateChange{Read: flag(true), Seen: flag(true)}); err != nil {
+			t.Fatal(err)
+		}
+		if got := stateOf(t, s, env, bobs.ID); got.FirstSeenDate != nil || !got.Read {
+			t.Fatalf("an already seen message got firstSeenDate %v when read", got.FirstSeenDate)
+		}
 		checkCounts(t, "after the changes", s, nil, env, f.filters())
 	})
 }
