@@ -9,26 +9,9 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"messages/graph/errcode"
 	"messages/models"
 )
-
-// codes maps an error code to the GraphQL extensions.code clients switch on.
-var codes = map[string]string{
-	models.EINVALID:       "BAD_USER_INPUT",
-	models.EMALFORMED:     "BAD_USER_INPUT",
-	models.ENOTFOUND:      "NOT_FOUND",
-	models.EUNAUTHORIZED:  "UNAUTHENTICATED",
-	models.EFORBIDDEN:     "FORBIDDEN",
-	models.ERATELIMITED:   "RATE_LIMITED",
-	models.ECONFLICT:      "CONFLICT",
-	models.ETOOLARGE:      "RESPONSE_TOO_LARGE",
-	models.ECURSOREXPIRED: "CURSOR_EXPIRED",
-	models.EUNAVAILABLE:   "SERVICE_UNAVAILABLE",
-	models.EINTERNAL:      "INTERNAL_SERVER_ERROR",
-}
-
-// ErrorCode is the GraphQL extensions.code of err; anything uncoded is internal.
-func ErrorCode(err error) string { return codes[models.ErrorCode(err)] }
 
 // errorsEntry is one entry of GraphQL's errors array.
 type errorsEntry struct {
@@ -40,7 +23,7 @@ type errorsEntry struct {
 // the HTTP edge's guards) so GraphQL clients find their usual shape: err's message and
 // its extensions.code, BAD_REQUEST for refusals only HTTP has words for (413, 415, 429).
 func ErrorsArray(err error) any {
-	code := ErrorCode(err)
+	code := errcode.Of(err)
 	var httpOnly interface{ HTTPStatus() int }
 	if errors.As(err, &httpOnly) {
 		code = "BAD_REQUEST"
@@ -82,7 +65,7 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 		}
 	}
 	presented.Message = e.Message
-	presented.Extensions = map[string]any{"code": codes[e.Code]}
+	presented.Extensions = map[string]any{"code": errcode.For(e.Code)}
 	if e.ID != "" {
 		presented.Extensions["errorId"] = e.ID
 	}

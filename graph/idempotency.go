@@ -13,6 +13,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"messages/graph/errcode"
 	"messages/models"
 )
 
@@ -103,7 +104,7 @@ func ran(res *graphql.Response) bool {
 		}
 	}
 	for _, e := range res.Errors {
-		if e.Extensions["code"] != codes[models.ENOTFOUND] {
+		if e.Extensions["code"] != errcode.For(models.ENOTFOUND) {
 			return false
 		}
 	}

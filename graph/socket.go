@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"messages/graph/errcode"
 	"messages/models"
 )
 
@@ -609,7 +610,7 @@ func encodeSocketResponse(res *graphql.Response) []byte {
 
 // presentCoded is a coded error as a GraphQL error: its message and extensions.code.
 func presentCoded(err error) *gqlerror.Error {
-	return &gqlerror.Error{Message: models.ErrorMessage(err), Extensions: map[string]any{"code": ErrorCode(err)}}
+	return &gqlerror.Error{Message: models.ErrorMessage(err), Extensions: map[string]any{"code": errcode.Of(err)}}
 }
 
 // clip cuts s to at most n bytes, on a character boundary.

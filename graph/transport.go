@@ -16,6 +16,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"messages/graph/errcode"
 	"messages/models"
 )
 
@@ -170,7 +171,7 @@ func unavailable(res *graphql.Response) bool {
 		return false
 	}
 	for _, e := range res.Errors {
-		if e.Extensions["code"] != codes[models.EUNAVAILABLE] {
+		if e.Extensions["code"] != errcode.For(models.EUNAVAILABLE) {
 			return false
 		}
 	}
