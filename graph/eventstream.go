@@ -15,6 +15,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"messages/graph/extension"
 	"messages/models"
 )
 
@@ -98,8 +99,8 @@ func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec gr
 	}
 	ctx, release := t.gate.Operation(ctx)
 	defer release()
-	serve := func(ctx context.Context, c IdempotencyClaim) []byte {
-		responses, ctx := exec.DispatchOperation(withClaim(ctx, c), oc)
+	serve := func(ctx context.Context, c extension.IdempotencyClaim) []byte {
+		responses, ctx := exec.DispatchOperation(extension.WithClaim(ctx, c), oc)
 		return encodeSocketResponse(responses(ctx))
 	}
 	key := r.Header.Get("Idempotency-Key")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"messages/graph/extension"
 )
 
 // Gate is what the /graphql transports of long-lived doors (a WebSocket's messages, an
@@ -27,7 +29,7 @@ type Gate interface {
 	// Idempotent runs serve at most once per key of the caller's environment, with the
 	// key's claim for the idempotency extension; it returns serve's JSON response or the
 	// one stored under the key (replayed), or a refusal.
-	Idempotent(ctx context.Context, key string, serve func(ctx context.Context, c IdempotencyClaim) []byte) (body []byte, replayed bool, err error)
+	Idempotent(ctx context.Context, key string, serve func(ctx context.Context, c extension.IdempotencyClaim) []byte) (body []byte, replayed bool, err error)
 }
 
 // maxErrors is the most errors one response lists: a 10 KB document of unknown fields
@@ -44,12 +46,4 @@ func capErrors(list gqlerror.List) gqlerror.List {
 		Message:    fmt.Sprintf("%d more errors not listed", len(list)-maxErrors),
 		Extensions: map[string]any{"code": "TOO_MANY_ERRORS"},
 	})
-}
-
-// withClaim returns ctx carrying c for the idempotency extension.
-func withClaim(ctx context.Context, c IdempotencyClaim) context.Context {
-	if c == nil {
-		return ctx
-	}
-	return context.WithValue(ctx, claimKey{}, c)
 }

@@ -7,9 +7,10 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/handler"
-	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
+	gqlextension "github.com/99designs/gqlgen/graphql/handler/extension"
+	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
+	"messages/graph/extension"
 	"messages/models"
 )
 
@@ -19,8 +20,9 @@ type HandlerOptions struct {
 	// Suggestions lets validation errors suggest the names a client may have meant ("Did
 	// you mean \"messages\"?"): a help in development, a map of the schema in production.
 	Suggestions bool
-	Limits      Limits
-	// Extensions are used before the built-in ones: metrics and tracing (see observe.go).
+	Limits      extension.Limits
+	// Extensions are used before the built-in ones: metrics and tracing
+	// (extension.Metrics, extension.Tracing).
 	Extensions []graphql.HandlerExtension
 	// Gate is what every operation of a WebSocket or an event stream passes (gate.go).
 	// Without one the handler serves neither: only POST and GET, each guarded by the
@@ -35,10 +37,26 @@ type HandlerOptions struct {
 	listAnswered *atomic.Int64
 }
 
+// DefaultLimits are the limits of a production handler (extension.DefaultLimits).
+var DefaultLimits = extension.DefaultLimits
+
+// The handler's caches, each bounded in bytes (extension.ByteLRU).
+const (
+	// documentCacheBytes bounds the parsed and validated documents kept: at 48 bytes
+	// charged per byte of text, about 700 documents of a typical 500 bytes (an app sends
+	// a few dozen distinct ones), or 70 of the densest the limits admit.
+	documentCacheBytes = 16 << 20
+	// persistedQueryCacheBytes bounds the persisted queries kept (their text).
+	persistedQueryCacheBytes = 8 << 20
+	// planCacheBytes bounds the list plans kept (listquery.go).
+	planCacheBytes = 8 << 20
+)
+
 // NewHandler returns the /graphql endpoint: POST and GET transports that answer as
 // GraphQL over HTTP says (transport.go), WebSocket and event-stream transports whose
 // operations pass the Gate (socket.go, eventstream.go), query and persisted-query caches
-// bounded in bytes, the limits (limits.go), the error presenter and panic recovery.
+// bounded in bytes, the limits (extension.QueryLimits), the error presenter and panic
+// recovery.
 func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	cfg := Config{Resolvers: r}
 	es := NewExecutableSchema(cfg)
@@ -48,25 +66,25 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		srv.AddTransport(socketTransport{gate: o.Gate, o: o.Socket.withDefaults()})
 		srv.AddTransport(eventStreamTransport{gate: o.Gate})
 	}
-	srv.AddTransport(transport.Options{})
+	srv.AddTransport(gqltransport.Options{})
 	// GraphQL over HTTP's statuses and media types, and GET caching (transport.go).
 	srv.AddTransport(getTransport{})
 	srv.AddTransport(postTransport{})
-	srv.SetQueryCache(newDocumentCache(documentCacheBytes))
+	srv.SetQueryCache(extension.NewDocumentCache(documentCacheBytes))
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.SetDisableSuggestion(!o.Suggestions)
 	for _, e := range o.Extensions {
 		srv.Use(e)
 	}
 	if o.Introspection {
-		srv.Use(extension.Introspection{})
+		srv.Use(gqlextension.Introspection{})
 	}
 	// The limits before persisted queries: only a document within them is registered.
-	srv.Use(queryLimits{Limits: o.Limits, introspection: o.Introspection})
-	srv.Use(extension.AutomaticPersistedQuery{Cache: newPersistedQueryCache(persistedQueryCacheBytes)})
-	srv.Use(extension.FixedComplexityLimit(o.Limits.Complexity))
+	srv.Use(extension.QueryLimits{Limits: o.Limits, Introspection: o.Introspection})
+	srv.Use(gqlextension.AutomaticPersistedQuery{Cache: extension.NewPersistedQueryCache(persistedQueryCacheBytes)})
+	srv.Use(gqlextension.FixedComplexityLimit(o.Limits.Complexity))
 	// Last, so it wraps the execution itself: a mutation claims its idempotency key first.
-	srv.Use(idempotency{})
+	srv.Use(extension.Idempotency{})
 	if !o.executorOnly {
 		// Its field interceptor writes the list root fields' results (listquery.go).
 		srv.Use(newListQueries(es.(*executableSchema), o.listAnswered))
@@ -76,6 +94,21 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	srv.SetRecoverFunc(r.recoverPanic)
 	return srv
 }
+
+// IdempotencyPolicy is the /graphql mount's idempotency policy for the HTTP edge: which
+// requests take a key is known only once gqlgen has parsed the document, so the edge
+// hands each keyed request's claim to the handler, where extension.Idempotency uses it
+// for mutations.
+type IdempotencyPolicy struct{}
+
+// Defer returns r carrying c for extension.Idempotency.
+func (IdempotencyPolicy) Defer(r *http.Request, c extension.IdempotencyClaim) *http.Request {
+	return r.WithContext(extension.WithClaim(r.Context(), c))
+}
+
+// CanonicalJSON is extension.CanonicalJSON, by which /v1 fingerprints a request's body as
+// GraphQL fingerprints a mutation's variables.
+func CanonicalJSON(raw []byte) []byte { return extension.CanonicalJSON(raw) }
 
 // emptyAsNull answers null for an optional text or enum field without a value, where
 // /v1 omits the field, instead of "" (which is not even a valid enum value).

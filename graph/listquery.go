@@ -6,6 +6,8 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"messages/graph/extension"
 )
 
 // listQueries answers the queries frontends send most, those that list messages, with
@@ -27,7 +29,7 @@ type listQueries struct {
 	// variables (no @include or @skip on one takes a variable), by the parsed operation,
 	// which gqlgen's query cache hands out again for the same text. Each is charged its
 	// operation's syntax tree, which it keeps alive, and its plan, about as large.
-	plans *byteLRU[*ast.OperationDefinition, *listPlan]
+	plans *extension.ByteLRU[*ast.OperationDefinition, *listPlan]
 	// answered, when set, counts the queries planned here.
 	answered *atomic.Int64
 }
@@ -40,7 +42,7 @@ var (
 // newListQueries returns the extension writing es's list root fields, counting in
 // answered the operations it planned.
 func newListQueries(es *executableSchema, answered *atomic.Int64) listQueries {
-	plans := newByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * operationBytes(op) })
+	plans := extension.NewByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * extension.OperationBytes(op) })
 	return listQueries{es: es, query: es.Schema().Query.Name, plans: plans, answered: answered}
 }
 
@@ -120,12 +122,12 @@ func (q listQueries) plan(oc *graphql.OperationContext) *listPlan {
 	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
 		return nil
 	}
-	if p, ok := q.plans.get(oc.Operation); ok {
+	if p, ok := q.plans.Get(oc.Operation); ok {
 		return p
 	}
 	p := &listPlan{roots: listPlanQuery(oc, oc.Operation.SelectionSet)}
 	if !variableDirectives(oc.Operation.SelectionSet, oc.Doc.Fragments, map[string]bool{}) {
-		q.plans.add(oc.Operation, p)
+		q.plans.Add(oc.Operation, p)
 	}
 	return p
 }

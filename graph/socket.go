@@ -17,6 +17,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/graph/errcode"
+	"messages/graph/extension"
 	"messages/models"
 )
 
@@ -455,8 +456,8 @@ func (s *socket) run(ctx context.Context, id string, op *socketOp, oc *graphql.O
 	}
 	ctx, release := s.t.gate.Operation(ctx)
 	defer release()
-	serve := func(ctx context.Context, c IdempotencyClaim) []byte {
-		responses, ctx := s.exec.DispatchOperation(withClaim(ctx, c), oc)
+	serve := func(ctx context.Context, c extension.IdempotencyClaim) []byte {
+		responses, ctx := s.exec.DispatchOperation(extension.WithClaim(ctx, c), oc)
 		return encodeSocketResponse(responses(ctx))
 	}
 	key, _ := params.Extensions["idempotencyKey"].(string)

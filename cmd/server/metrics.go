@@ -11,7 +11,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
+	"messages/graph/extension"
 	"messages/models"
 	"messages/models/changefeed"
 	"messages/models/store"
@@ -22,7 +22,7 @@ import (
 type observability struct {
 	registry *prometheus.Registry
 	http     *edge.Metrics
-	graphql  *graph.Metrics
+	graphql  *extension.Metrics
 	// tracer is nil when tracing is off; nothing is traced then.
 	tracer *sdktrace.TracerProvider
 	// watched is the number of open streams whose credential is watched, once the edge
@@ -110,7 +110,7 @@ func newObservability(st *store.Store, limiter *edge.RateLimiter, idempotency *e
 			return nil, err
 		}
 	}
-	if o.graphql, err = graph.NewMetrics(reg, graph.MetricsOptions{}); err != nil {
+	if o.graphql, err = extension.NewMetrics(reg, extension.MetricsOptions{}); err != nil {
 		return nil, err
 	}
 	if tp != nil {
@@ -220,7 +220,7 @@ func (o *observability) graphqlExtensions() []graphql.HandlerExtension {
 	}
 	exts := []graphql.HandlerExtension{o.graphql}
 	if o.tracer != nil {
-		exts = append(exts, graph.NewTracing(o.tracer))
+		exts = append(exts, extension.NewTracing(o.tracer))
 	}
 	return exts
 }

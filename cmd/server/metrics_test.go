@@ -19,7 +19,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
+	"messages/graph/extension"
 	"messages/models"
 	"messages/models/dbtest"
 	"messages/models/service"
@@ -260,7 +260,7 @@ func TestMetricsLabelsStayBounded(t *testing.T) {
 // refused operation never takes a place.
 func TestMetricsOperationNamesStayBounded(t *testing.T) {
 	s := newObservedServer(t, store.DialectSQLite, 1000, nil)
-	for i := range graph.DefaultMaxOperationNames + 20 {
+	for i := range extension.DefaultMaxOperationNames + 20 {
 		q := fmt.Sprintf(`query Op%d { messages(limit: 1) { totalCount } }`, i)
 		if rec := s.do(t, http.MethodPost, "/graphql", graphQL(q), s.asTenant("Content-Type", "application/json")); rec.Code != http.StatusOK {
 			t.Fatalf("%s: %d %s", q, rec.Code, rec.Body)
@@ -277,7 +277,7 @@ func TestMetricsOperationNamesStayBounded(t *testing.T) {
 	if got := ops["operation=Op0,outcome=ok,type=query"]; got != 1 {
 		t.Errorf("Op0 = %v, want its own series", got)
 	}
-	if want := graph.DefaultMaxOperationNames + 2; len(ops) != want {
+	if want := extension.DefaultMaxOperationNames + 2; len(ops) != want {
 		t.Errorf("%d series, want %d (the capped names, other, the refused)", len(ops), want)
 	}
 }

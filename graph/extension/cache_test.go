@@ -1,11 +1,13 @@
-package graph
+package extension
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/parser"
 	"github.com/vektah/gqlparser/v2/validator"
@@ -15,7 +17,7 @@ import (
 // parsed and validated document within the limits really holds, measured on the heap for
 // the shapes that hold the most tree per byte of text.
 func TestDocumentCostCoversSyntaxTree(t *testing.T) {
-	schema := NewExecutableSchema(Config{Resolvers: &Resolver{}}).Schema()
+	schema := loadSchema(t)
 	shapes := map[string]func(i int) string{
 		"aliased fields": func(i int) string {
 			var b strings.Builder
@@ -69,21 +71,36 @@ func TestDocumentCostCoversSyntaxTree(t *testing.T) {
 // Adding past the limit drops the least recently used entries until the cost is within
 // it; an entry costing more than the whole cache is not kept at all.
 func TestByteLRUEvictsByCost(t *testing.T) {
-	c := newByteLRU(10_000, func(k string, v []byte) int { return len(v) })
+	c := NewByteLRU(10_000, func(k string, v []byte) int { return len(v) })
 	for i := range 20 {
-		c.add(fmt.Sprint(i), make([]byte, 1_000))
-		if c.bytes() > 10_000 {
-			t.Fatalf("after %d entries the cache holds %d bytes, over its limit", i+1, c.bytes())
+		c.Add(fmt.Sprint(i), make([]byte, 1_000))
+		if c.Bytes() > 10_000 {
+			t.Fatalf("after %d entries the cache holds %d bytes, over its limit", i+1, c.Bytes())
 		}
 	}
-	if _, ok := c.get("19"); !ok {
+	if _, ok := c.Get("19"); !ok {
 		t.Error("the newest entry was dropped")
 	}
-	if _, ok := c.get("0"); ok {
+	if _, ok := c.Get("0"); ok {
 		t.Error("the oldest entry was kept past the limit")
 	}
-	c.add("huge", make([]byte, 20_000))
-	if _, ok := c.get("huge"); ok || c.bytes() > 10_000 {
-		t.Errorf("an entry over the whole limit was kept (%d bytes held)", c.bytes())
+	c.Add("huge", make([]byte, 20_000))
+	if _, ok := c.Get("huge"); ok || c.Bytes() > 10_000 {
+		t.Errorf("an entry over the whole limit was kept (%d bytes held)", c.Bytes())
 	}
+}
+
+// loadSchema reads the API's schema, which the documents the caches hold are validated
+// against.
+func loadSchema(t testing.TB) *ast.Schema {
+	t.Helper()
+	b, err := os.ReadFile("../../schema.graphqls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, gqlErr := gqlparser.LoadSchema(&ast.Source{Name: "schema.graphqls", Input: string(b)})
+	if gqlErr != nil {
+		t.Fatal(gqlErr)
+	}
+	return schema
 }

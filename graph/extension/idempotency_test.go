@@ -1,4 +1,4 @@
-package graph
+package extension
 
 import (
 	"bytes"
@@ -6,13 +6,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/testserver"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
 )
 
 // fakeClaim records the claims a handler makes and refuses them, so nothing runs.
@@ -45,18 +45,20 @@ func TestIdempotencyFingerprint(t *testing.T) {
 		}
 	}
 	t.Run("graphqlOperationKinds", func(t *testing.T) {
-		h := NewHandler(&Resolver{Logger: slog.New(slog.DiscardHandler), Now: time.Now}, HandlerOptions{Limits: DefaultLimits})
+		h := testserver.New()
+		h.AddTransport(transport.POST{})
+		h.Use(Idempotency{})
 		for body, wantQuery := range map[string]bool{
-			`{"query":"{ messages { totalCount } }"}`:       true,
-			`{"query":"query { messages { totalCount } }"}`: true,
-			`{"query":"mutation { markMessageAction(subscriberId: \"a\", messageId: \"b\", type: primary, status: done) { _id } }"}`:                                                           false,
-			`{"query":"query Q { messages { totalCount } } mutation M { markMessageAction(subscriberId: \"a\", messageId: \"b\", type: primary, status: done) { _id } }","operationName":"Q"}`: true,
-			`{"query":"query Q { messages { totalCount } } mutation M { markMessageAction(subscriberId: \"a\", messageId: \"b\", type: primary, status: done) { _id } }","operationName":"M"}`: false,
+			`{"query":"{ name }"}`:          true,
+			`{"query":"query { name }"}`:    true,
+			`{"query":"mutation { name }"}`: false,
+			`{"query":"query Q { name } mutation M { name }","operationName":"Q"}`: true,
+			`{"query":"query Q { name } mutation M { name }","operationName":"M"}`: false,
 		} {
 			c := &fakeClaim{}
 			req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewBufferString(body))
 			req.Header.Set("Content-Type", "application/json")
-			h.ServeHTTP(httptest.NewRecorder(), IdempotencyPolicy{}.Defer(req, c))
+			h.ServeHTTP(httptest.NewRecorder(), req.WithContext(WithClaim(req.Context(), c)))
 			if got := len(c.claims) == 0; got != wantQuery {
 				t.Errorf("%s: query = %v, want %v", body, got, wantQuery)
 			}

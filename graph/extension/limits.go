@@ -1,8 +1,9 @@
-package graph
+package extension
 
 import (
 	"context"
 	"fmt"
+	"unicode/utf8"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -48,25 +49,31 @@ type Limits struct {
 var DefaultLimits = Limits{Complexity: 200_000, Depth: 15, QueryBytes: 32 << 10, Tokens: 2_000, Selections: 1_000,
 	Repeats: 10, Aliases: 30, Directives: 50}
 
-// queryLimits applies Limits: the text's before it is parsed, the operation's once it
-// is, and introspection when it is off.
-type queryLimits struct {
+// QueryLimits is the gqlgen extension that applies Limits: the text's before it is
+// parsed, the operation's once it is, and refuses introspection unless Introspection.
+// Complexity is left to gqlgen's complexity limit, which costs fields with the schema's
+// own functions.
+type QueryLimits struct {
 	Limits
-	introspection bool
+	// Introspection admits __schema and __type; off, they are refused with
+	// INTROSPECTION_DISABLED.
+	Introspection bool
 }
 
 var (
-	_ graphql.OperationParameterMutator = queryLimits{}
-	_ graphql.OperationContextMutator   = queryLimits{}
+	_ graphql.OperationParameterMutator = QueryLimits{}
+	_ graphql.OperationContextMutator   = QueryLimits{}
 )
 
-func (queryLimits) ExtensionName() string { return "QueryLimits" }
+// ExtensionName names the extension in gqlgen's stats.
+func (QueryLimits) ExtensionName() string { return "QueryLimits" }
 
-func (queryLimits) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate accepts every schema.
+func (QueryLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters refuses query text over the limits before it is parsed,
 // validated or registered as a persisted query.
-func (l queryLimits) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (l QueryLimits) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if l.QueryBytes > 0 && len(p.Query) > l.QueryBytes {
 		return limitError("QUERY_TOO_LARGE", fmt.Sprintf("query is %d bytes, more than the limit of %d", len(p.Query), l.QueryBytes))
 	}
@@ -78,11 +85,11 @@ func (l queryLimits) MutateOperationParameters(_ context.Context, p *graphql.Raw
 
 // MutateOperationContext refuses operations nested deeper than the limit, and
 // introspection when it is off.
-func (l queryLimits) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
+func (l QueryLimits) MutateOperationContext(_ context.Context, op *graphql.OperationContext) *gqlerror.Error {
 	if op.Operation == nil {
 		return nil
 	}
-	if !l.introspection && introspects(op.Operation.SelectionSet, op.Doc.Fragments, map[string]bool{}) {
+	if !l.Introspection && introspects(op.Operation.SelectionSet, op.Doc.Fragments, map[string]bool{}) {
 		return limitError("INTROSPECTION_DISABLED", "introspection is disabled on this server")
 	}
 	sh := shape{fragments: op.Doc.Fragments}
@@ -101,21 +108,9 @@ func (l queryLimits) MutateOperationContext(_ context.Context, op *graphql.Opera
 // scan counts, in one pass of the lexer, what the limits bound in query's text, and
 // refuses it at the first limit passed. A document the lexer cannot read is left to the
 // parser, which says why.
-func (l queryLimits) scan(query string) *gqlerror.Error {
+func (l Limits) scan(query string) *gqlerror.Error {
 	lx := lexer.New(&ast.Source{Input: query})
-	var (
-		tokens, selections, aliases, directives int
-		// sets holds, for each open pair of braces, whether it is a selection set (not an
-		// object value) and the response names written in it so far.
-		sets []braceSet
-		// parens counts open parentheses and brackets: inside them braces are values.
-		parens int
-		// pending is a name in a selection set not yet classified: a field, or an alias
-		// when a colon follows.
-		pending        *lexer.Token
-		prev, previous lexer.Type // the two tokens before this one
-		prevValue      string
-	)
+	s := textScan{limits: l}
 	for {
 		tok, err := lx.ReadToken()
 		if err != nil || tok.Kind == lexer.EOF {
@@ -124,64 +119,88 @@ func (l queryLimits) scan(query string) *gqlerror.Error {
 		if tok.Kind == lexer.Comment {
 			continue
 		}
-		if tokens++; l.Tokens > 0 && tokens > l.Tokens {
-			return limitError("TOKEN_LIMIT_EXCEEDED", fmt.Sprintf("query has more than %d tokens", l.Tokens))
+		if e := s.token(tok); e != nil {
+			return e
 		}
-		inSelection := len(sets) > 0 && sets[len(sets)-1].selection && parens == 0
-		if pending != nil {
-			name := pending.Value
-			if tok.Kind == lexer.Colon {
-				aliases++
-				if l.Aliases > 0 && aliases > l.Aliases {
-					return limitError("ALIAS_LIMIT_EXCEEDED", fmt.Sprintf("query uses more than %d aliases", l.Aliases))
-				}
-			}
-			pending = nil
-			if e := l.countName(sets, name, &selections); e != nil {
-				return e
-			}
-		}
-		switch tok.Kind {
-		case lexer.At:
-			if directives++; l.Directives > 0 && directives > l.Directives {
-				return limitError("DIRECTIVE_LIMIT_EXCEEDED", fmt.Sprintf("query uses more than %d directives", l.Directives))
-			}
-		case lexer.ParenL, lexer.BracketL:
-			parens++
-		case lexer.ParenR, lexer.BracketR:
-			parens = max(parens-1, 0)
-		case lexer.BraceL:
-			selection := parens == 0 && (len(sets) == 0 || sets[len(sets)-1].selection)
-			sets = append(sets, braceSet{selection: selection})
-			if depth := selectionDepth(sets); l.Depth > 0 && depth > l.Depth {
-				return limitError("DEPTH_LIMIT_EXCEEDED", fmt.Sprintf("query is nested deeper than the limit of %d", l.Depth))
-			}
-		case lexer.BraceR:
-			if len(sets) > 0 {
-				sets = sets[:len(sets)-1]
-			}
-		case lexer.Spread:
-			if inSelection {
-				if selections++; l.Selections > 0 && selections > l.Selections {
-					return tooManySelections(l.Selections)
-				}
-			}
-		case lexer.Name:
-			// A name in a selection set is a field or its alias, unless it names a
-			// fragment (after ...), a type condition (after ... on), a directive (after @)
-			// or the field an alias stands for (after the alias's colon).
-			fragmentName := prev == lexer.Spread
-			typeCondition := prev == lexer.Name && prevValue == "on" && previous == lexer.Spread
-			if inSelection && !fragmentName && !typeCondition && prev != lexer.At && prev != lexer.Colon {
-				t := tok
-				pending = &t
-			}
-		}
-		previous, prev, prevValue = prev, tok.Kind, tok.Value
 	}
-	if pending != nil {
-		return l.countName(sets, pending.Value, &selections)
+	if s.pending != nil {
+		return s.countName(s.pending.Value)
 	}
+	return nil
+}
+
+// textScan is what scan has counted so far of a document's text.
+type textScan struct {
+	limits                                  Limits
+	tokens, selections, aliases, directives int
+	// sets holds, for each open pair of braces, whether it is a selection set (not an
+	// object value) and the response names written in it so far.
+	sets []braceSet
+	// parens counts open parentheses and brackets: inside them braces are values.
+	parens int
+	// pending is a name in a selection set not yet classified: a field, or an alias when
+	// a colon follows.
+	pending        *lexer.Token
+	prev, previous lexer.Type // the two tokens before this one
+	prevValue      string
+}
+
+// token counts one token, refusing the document when it passes a limit.
+func (s *textScan) token(tok lexer.Token) *gqlerror.Error {
+	if s.tokens++; s.limits.Tokens > 0 && s.tokens > s.limits.Tokens {
+		return limitError("TOKEN_LIMIT_EXCEEDED", fmt.Sprintf("query has more than %d tokens", s.limits.Tokens))
+	}
+	inSelection := len(s.sets) > 0 && s.sets[len(s.sets)-1].selection && s.parens == 0
+	if s.pending != nil {
+		name := s.pending.Value
+		if tok.Kind == lexer.Colon {
+			s.aliases++
+			if s.limits.Aliases > 0 && s.aliases > s.limits.Aliases {
+				return limitError("ALIAS_LIMIT_EXCEEDED", fmt.Sprintf("query uses more than %d aliases", s.limits.Aliases))
+			}
+		}
+		s.pending = nil
+		if e := s.countName(name); e != nil {
+			return e
+		}
+	}
+	switch tok.Kind {
+	case lexer.At:
+		if s.directives++; s.limits.Directives > 0 && s.directives > s.limits.Directives {
+			return limitError("DIRECTIVE_LIMIT_EXCEEDED", fmt.Sprintf("query uses more than %d directives", s.limits.Directives))
+		}
+	case lexer.ParenL, lexer.BracketL:
+		s.parens++
+	case lexer.ParenR, lexer.BracketR:
+		s.parens = max(s.parens-1, 0)
+	case lexer.BraceL:
+		selection := s.parens == 0 && (len(s.sets) == 0 || s.sets[len(s.sets)-1].selection)
+		s.sets = append(s.sets, braceSet{selection: selection})
+		if depth := selectionDepth(s.sets); s.limits.Depth > 0 && depth > s.limits.Depth {
+			return limitError("DEPTH_LIMIT_EXCEEDED", fmt.Sprintf("query is nested deeper than the limit of %d", s.limits.Depth))
+		}
+	case lexer.BraceR:
+		if len(s.sets) > 0 {
+			s.sets = s.sets[:len(s.sets)-1]
+		}
+	case lexer.Spread:
+		if inSelection {
+			if s.selections++; s.limits.Selections > 0 && s.selections > s.limits.Selections {
+				return tooManySelections(s.limits.Selections)
+			}
+		}
+	case lexer.Name:
+		// A name in a selection set is a field or its alias, unless it names a fragment
+		// (after ...), a type condition (after ... on), a directive (after @) or the field
+		// an alias stands for (after the alias's colon).
+		fragmentName := s.prev == lexer.Spread
+		typeCondition := s.prev == lexer.Name && s.prevValue == "on" && s.previous == lexer.Spread
+		if inSelection && !fragmentName && !typeCondition && s.prev != lexer.At && s.prev != lexer.Colon {
+			t := tok
+			s.pending = &t
+		}
+	}
+	s.previous, s.prev, s.prevValue = s.prev, tok.Kind, tok.Value
 	return nil
 }
 
@@ -194,20 +213,20 @@ type braceSet struct {
 // countName counts a field written in the innermost selection set under its response
 // name: its alias when it has one (the field's own name after the colon is not counted
 // again).
-func (l queryLimits) countName(sets []braceSet, name string, selections *int) *gqlerror.Error {
-	if len(sets) == 0 {
+func (s *textScan) countName(name string) *gqlerror.Error {
+	if len(s.sets) == 0 {
 		return nil
 	}
-	if *selections++; l.Selections > 0 && *selections > l.Selections {
-		return tooManySelections(l.Selections)
+	if s.selections++; s.limits.Selections > 0 && s.selections > s.limits.Selections {
+		return tooManySelections(s.limits.Selections)
 	}
-	set := &sets[len(sets)-1]
+	set := &s.sets[len(s.sets)-1]
 	if set.names == nil {
 		set.names = map[string]int{}
 	}
 	set.names[name]++
-	if l.Repeats > 0 && set.names[name] > l.Repeats {
-		return limitError("QUERY_TOO_COMPLEX", fmt.Sprintf("query selects %q more than %d times in one selection set", clip(name, 64), l.Repeats))
+	if s.limits.Repeats > 0 && set.names[name] > s.limits.Repeats {
+		return limitError("QUERY_TOO_COMPLEX", fmt.Sprintf("query selects %q more than %d times in one selection set", clip(name, 64), s.limits.Repeats))
 	}
 	return nil
 }
@@ -227,7 +246,7 @@ func selectionDepth(sets []braceSet) int {
 	return n
 }
 
-// shape is what queryLimits measures of an operation: how deep its selections nest and
+// shape is what QueryLimits measures of an operation: how deep its selections nest and
 // how many aliases it uses, with fragments expanded where they are spread.
 type shape struct {
 	fragments ast.FragmentDefinitionList
@@ -291,4 +310,15 @@ func introspects(set ast.SelectionSet, fragments ast.FragmentDefinitionList, see
 
 func limitError(code, message string) *gqlerror.Error {
 	return &gqlerror.Error{Message: message, Extensions: map[string]any{"code": code}}
+}
+
+// clip cuts s to at most n bytes, on a character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

@@ -1,4 +1,4 @@
-package graph
+package extension
 
 import (
 	"bytes"
@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
-	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -26,37 +25,38 @@ type IdempotencyClaim = interface {
 	Ran(ran bool)
 }
 
-// IdempotencyPolicy is the /graphql mount's idempotency policy for the HTTP edge: which
-// requests take a key is known only once gqlgen has parsed the document, so the edge
-// hands each keyed request's claim to the handler, where the idempotency extension uses
-// it for mutations.
-type IdempotencyPolicy struct{}
-
 type claimKey struct{}
 
-// Defer returns r carrying c for the idempotency extension.
-func (IdempotencyPolicy) Defer(r *http.Request, c IdempotencyClaim) *http.Request {
-	return r.WithContext(withClaim(r.Context(), c))
+// WithClaim returns ctx carrying c for the Idempotency extension: the HTTP edge's claim
+// on a request's Idempotency-Key, or the Gate's on a streamed mutation's key.
+func WithClaim(ctx context.Context, c IdempotencyClaim) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, claimKey{}, c)
 }
 
-// idempotency is the gqlgen extension that applies a request's idempotency key to a
-// mutation, where gqlgen has parsed the document: it claims the key before the mutation
-// runs, with the operation as gqlgen read it for fingerprint, and tells the edge from the
-// result whether the mutation ran. Queries, and requests without a claim, pass untouched.
-type idempotency struct{}
+// Idempotency is the gqlgen extension that applies a request's idempotency key to a
+// mutation, where gqlgen has parsed the document: it claims the key (WithClaim) before
+// the mutation runs, with the operation as gqlgen read it for fingerprint, and tells the
+// claim from the result whether the mutation ran. Queries, and requests without a claim,
+// pass untouched. Used last, it wraps the execution itself.
+type Idempotency struct{}
 
 var (
-	_ graphql.HandlerExtension    = idempotency{}
-	_ graphql.ResponseInterceptor = idempotency{}
+	_ graphql.HandlerExtension    = Idempotency{}
+	_ graphql.ResponseInterceptor = Idempotency{}
 )
 
-func (idempotency) ExtensionName() string { return "Idempotency" }
+// ExtensionName names the extension in gqlgen's stats.
+func (Idempotency) ExtensionName() string { return "Idempotency" }
 
-func (idempotency) Validate(graphql.ExecutableSchema) error { return nil }
+// Validate accepts every schema.
+func (Idempotency) Validate(graphql.ExecutableSchema) error { return nil }
 
 // InterceptResponse runs around the execution of an operation (and around gqlgen's
 // error responses, which have no operation).
-func (idempotency) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+func (Idempotency) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	c, _ := ctx.Value(claimKey{}).(IdempotencyClaim)
 	if c == nil || !graphql.HasOperationContext(ctx) {
 		return next(ctx)
