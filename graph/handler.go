@@ -11,6 +11,7 @@ import (
 	gqltransport "github.com/99designs/gqlgen/graphql/handler/transport"
 
 	"messages/graph/extension"
+	"messages/graph/transport"
 	"messages/models"
 )
 
@@ -24,12 +25,12 @@ type HandlerOptions struct {
 	// Extensions are used before the built-in ones: metrics and tracing
 	// (extension.Metrics, extension.Tracing).
 	Extensions []graphql.HandlerExtension
-	// Gate is what every operation of a WebSocket or an event stream passes (gate.go).
-	// Without one the handler serves neither: only POST and GET, each guarded by the
-	// HTTP edge as a request.
-	Gate Gate
-	// Socket bounds each WebSocket; zero fields take DefaultSocketOptions.
-	Socket SocketOptions
+	// Gate is what every operation of a WebSocket or an event stream passes. Without one
+	// the handler serves neither: only POST and GET, each guarded by the HTTP edge as a
+	// request.
+	Gate transport.Gate
+	// Socket bounds each WebSocket; zero fields take transport.DefaultSocketOptions.
+	Socket transport.SocketOptions
 	// executorOnly leaves every query to gqlgen's executor, for tests that hold the
 	// list encoders (listquery.go) to it.
 	executorOnly bool
@@ -53,23 +54,23 @@ const (
 )
 
 // NewHandler returns the /graphql endpoint: POST and GET transports that answer as
-// GraphQL over HTTP says (transport.go), WebSocket and event-stream transports whose
-// operations pass the Gate (socket.go, eventstream.go), query and persisted-query caches
-// bounded in bytes, the limits (extension.QueryLimits), the error presenter and panic
-// recovery.
+// GraphQL over HTTP says, WebSocket and event-stream transports whose operations pass the
+// Gate (package transport), query and persisted-query caches bounded in bytes, the limits,
+// metrics, tracing and idempotency (package extension), the list encoders
+// (listquery.go), the error presenter and panic recovery.
 func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	cfg := Config{Resolvers: r}
 	es := NewExecutableSchema(cfg)
 	srv := handler.New(pagedSchema{es})
 	if o.Gate != nil {
 		// Streams first: a WebSocket upgrade is a GET, and an event stream a POST.
-		srv.AddTransport(socketTransport{gate: o.Gate, o: o.Socket.withDefaults()})
-		srv.AddTransport(eventStreamTransport{gate: o.Gate})
+		srv.AddTransport(transport.NewWebSocket(o.Gate, o.Socket))
+		srv.AddTransport(transport.NewEventStream(o.Gate))
 	}
 	srv.AddTransport(gqltransport.Options{})
-	// GraphQL over HTTP's statuses and media types, and GET caching (transport.go).
-	srv.AddTransport(getTransport{})
-	srv.AddTransport(postTransport{})
+	// GraphQL over HTTP's statuses and media types, and GET caching.
+	srv.AddTransport(transport.GET{})
+	srv.AddTransport(transport.POST{})
 	srv.SetQueryCache(extension.NewDocumentCache(documentCacheBytes))
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.SetDisableSuggestion(!o.Suggestions)

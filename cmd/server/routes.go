@@ -9,6 +9,7 @@ import (
 	"messages/cmd/server/edge"
 	"messages/graph"
 	"messages/graph/playground"
+	"messages/graph/transport"
 	"messages/models"
 	"messages/models/service"
 	"messages/models/store"
@@ -23,7 +24,7 @@ type guards struct {
 	origins        func(origin string) bool
 	idempotency    *edge.Idempotency
 	timeout        time.Duration
-	socket         graph.SocketOptions
+	socket         transport.SocketOptions
 	budget         int64
 	pool           *models.BudgetPool
 	obs            *observability

@@ -14,7 +14,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"messages/cmd/server/edge"
-	"messages/graph"
+	"messages/graph/transport"
 	"messages/models"
 	"messages/models/changefeed"
 	"messages/models/service"
@@ -49,9 +49,9 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "events-slow-timeout", Usage: "how long a subscription's client may read nothing while events wait before it is closed (SLOW_CONSUMER)", Value: changefeed.DefaultSlowTimeout, Sources: cli.EnvVars("EVENTS_SLOW_TIMEOUT")},
 			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
 			&cli.DurationFlag{Name: "read-timeout", Usage: "how long a request's headers and body may take to arrive; a stream's transport lifts it only once the stream is authenticated and its request read", Value: defaultReadTimeout, Sources: cli.EnvVars("READ_TIMEOUT")},
-			&cli.DurationFlag{Name: "websocket-init-timeout", Usage: "how long a GraphQL WebSocket may stay open without connection_init before it is closed with 4408", Value: graph.DefaultSocketOptions.InitTimeout, Sources: cli.EnvVars("WEBSOCKET_INIT_TIMEOUT")},
-			&cli.IntFlag{Name: "websocket-max-subscriptions", Usage: "subscriptions one GraphQL WebSocket may hold at once; one more closes it with 4429", Value: graph.DefaultSocketOptions.MaxSubscriptions, Sources: cli.EnvVars("WEBSOCKET_MAX_SUBSCRIPTIONS")},
-			&cli.IntFlag{Name: "websocket-max-in-flight", Usage: "queries and mutations one GraphQL WebSocket may run at once; one more closes it with 4429", Value: graph.DefaultSocketOptions.MaxInFlight, Sources: cli.EnvVars("WEBSOCKET_MAX_IN_FLIGHT")},
+			&cli.DurationFlag{Name: "websocket-init-timeout", Usage: "how long a GraphQL WebSocket may stay open without connection_init before it is closed with 4408", Value: transport.DefaultSocketOptions.InitTimeout, Sources: cli.EnvVars("WEBSOCKET_INIT_TIMEOUT")},
+			&cli.IntFlag{Name: "websocket-max-subscriptions", Usage: "subscriptions one GraphQL WebSocket may hold at once; one more closes it with 4429", Value: transport.DefaultSocketOptions.MaxSubscriptions, Sources: cli.EnvVars("WEBSOCKET_MAX_SUBSCRIPTIONS")},
+			&cli.IntFlag{Name: "websocket-max-in-flight", Usage: "queries and mutations one GraphQL WebSocket may run at once; one more closes it with 4429", Value: transport.DefaultSocketOptions.MaxInFlight, Sources: cli.EnvVars("WEBSOCKET_MAX_IN_FLIGHT")},
 			&cli.IntFlag{Name: "max-connections-per-address", Usage: "connections one client address may hold at once; more are answered 429 and closed (0: unbounded; behind a load balancer every client has its address)", Value: edge.DefaultMaxConnectionsPerAddress, Sources: cli.EnvVars("MAX_CONNECTIONS_PER_ADDRESS")},
 			&cli.IntFlag{Name: "max-unauthenticated-connections", Usage: "connections, all addresses together, on which nothing was authenticated yet; more are answered 503 and closed (0: unbounded)", Value: edge.DefaultMaxUnauthenticatedConnections, Sources: cli.EnvVars("MAX_UNAUTHENTICATED_CONNECTIONS")},
 			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
@@ -85,7 +85,7 @@ func (a *app) serveCommand() *cli.Command {
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
-				socket: graph.SocketOptions{Ping: cmd.Duration("websocket-ping"), InitTimeout: cmd.Duration("websocket-init-timeout"),
+				socket: transport.SocketOptions{Ping: cmd.Duration("websocket-ping"), InitTimeout: cmd.Duration("websocket-init-timeout"),
 					MaxSubscriptions: cmd.Int("websocket-max-subscriptions"), MaxInFlight: cmd.Int("websocket-max-in-flight")},
 				connections: edge.ConnectionOptions{PerAddress: cmd.Int("max-connections-per-address"), Unauthenticated: cmd.Int("max-unauthenticated-connections")},
 				readTimeout: cmd.Duration("read-timeout"),
@@ -114,7 +114,7 @@ type serveOptions struct {
 	// readTimeout bounds the arrival of a request's headers and body.
 	readTimeout time.Duration
 	// socket bounds each GraphQL WebSocket.
-	socket graph.SocketOptions
+	socket transport.SocketOptions
 	// connections bound the connections held per client address and unauthenticated.
 	connections edge.ConnectionOptions
 	// budget and budgetTotal bound the bytes one request and all requests in flight hold.

@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 	"messages/models"
 )
 
-// eventStreamTransport serves an operation as Server-Sent Events: graphql-sse's
+// EventStream serves an operation as Server-Sent Events: graphql-sse's
 // distinct connections mode, a POST whose Accept asks for text/event-stream. The HTTP
 // edge has authenticated and rate-limited the request by its headers as any request;
 // here the stream passes the rest of the Gate: its body is read under the server's read
@@ -31,7 +31,10 @@ import (
 // Each result is an event "next" with the result as data, and the stream ends with an
 // event "complete"; a comment line every eventStreamKeepAlive keeps proxies from closing
 // an idle stream.
-type eventStreamTransport struct{ gate Gate }
+type EventStream struct{ gate Gate }
+
+// NewEventStream returns the transport whose streams pass gate.
+func NewEventStream(gate Gate) EventStream { return EventStream{gate: gate} }
 
 const (
 	// eventStreamKeepAlive is how often an idle event stream gets a comment line.
@@ -41,10 +44,10 @@ const (
 	eventStreamWriteTimeout = 10 * time.Second
 )
 
-var _ graphql.Transport = eventStreamTransport{}
+var _ graphql.Transport = EventStream{}
 
 // Supports takes POST requests with a JSON body that accept text/event-stream.
-func (eventStreamTransport) Supports(r *http.Request) bool {
+func (EventStream) Supports(r *http.Request) bool {
 	if r.Method != http.MethodPost || !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		return false
 	}
@@ -53,7 +56,7 @@ func (eventStreamTransport) Supports(r *http.Request) bool {
 }
 
 // Do reads the operation, then streams its results.
-func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (t EventStream) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
 	params, err := decodeBody(r.Body)
 	if err != nil {
@@ -89,7 +92,7 @@ func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec gr
 	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		res := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
-		s.next(encodeSocketResponse(&graphql.Response{Errors: res.Errors, Extensions: res.Extensions}))
+		s.next(encodeResult(&graphql.Response{Errors: res.Errors, Extensions: res.Extensions}))
 		s.complete()
 		return
 	}
@@ -101,13 +104,13 @@ func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec gr
 	defer release()
 	serve := func(ctx context.Context, c extension.IdempotencyClaim) []byte {
 		responses, ctx := exec.DispatchOperation(extension.WithClaim(ctx, c), oc)
-		return encodeSocketResponse(responses(ctx))
+		return encodeResult(responses(ctx))
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" || oc.Operation.Operation != ast.Mutation {
 		responses, ctx := exec.DispatchOperation(ctx, oc)
 		for res := responses(ctx); res != nil; res = responses(ctx) {
-			if !s.next(encodeSocketResponse(res)) {
+			if !s.next(encodeResult(res)) {
 				return
 			}
 		}
@@ -116,7 +119,7 @@ func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec gr
 	}
 	body, _, err := t.gate.Idempotent(ctx, key, serve)
 	if err != nil {
-		body = encodeSocketResponse(&graphql.Response{Errors: gqlerror.List{presentCoded(err)}})
+		body = encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(err)}})
 	}
 	s.next(body)
 	s.complete()
@@ -124,7 +127,7 @@ func (t eventStreamTransport) Do(w http.ResponseWriter, r *http.Request, exec gr
 
 // subscription streams a subscription's events until it ends, its client leaves, or its
 // credential stops being valid: then a last event carries the reason as an error.
-func (t eventStreamTransport) subscription(ctx context.Context, s *eventStream, exec graphql.GraphExecutor, oc *graphql.OperationContext) {
+func (t EventStream) subscription(ctx context.Context, s *eventStream, exec graphql.GraphExecutor, oc *graphql.OperationContext) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := t.gate.Watch(ctx, func(err error) { cancel(err) })
@@ -133,14 +136,14 @@ func (t eventStreamTransport) subscription(ctx context.Context, s *eventStream, 
 	for {
 		res := responses(ctx)
 		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-			s.next(encodeSocketResponse(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}}))
+			s.next(encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}}))
 			s.complete()
 			return
 		}
 		if res == nil {
 			break
 		}
-		if !s.next(encodeSocketResponse(res)) {
+		if !s.next(encodeResult(res)) {
 			return
 		}
 	}

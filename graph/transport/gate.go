@@ -1,10 +1,7 @@
-package graph
+package transport
 
 import (
 	"context"
-	"fmt"
-
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/graph/extension"
 )
@@ -30,20 +27,4 @@ type Gate interface {
 	// key's claim for the idempotency extension; it returns serve's JSON response or the
 	// one stored under the key (replayed), or a refusal.
 	Idempotent(ctx context.Context, key string, serve func(ctx context.Context, c extension.IdempotencyClaim) []byte) (body []byte, replayed bool, err error)
-}
-
-// maxErrors is the most errors one response lists: a 10 KB document of unknown fields
-// would otherwise be answered with a megabyte of them.
-const maxErrors = 20
-
-// capErrors keeps the first maxErrors errors of list and says how many more there were.
-func capErrors(list gqlerror.List) gqlerror.List {
-	if len(list) <= maxErrors {
-		return list
-	}
-	capped := append(gqlerror.List(nil), list[:maxErrors]...)
-	return append(capped, &gqlerror.Error{
-		Message:    fmt.Sprintf("%d more errors not listed", len(list)-maxErrors),
-		Extensions: map[string]any{"code": "TOO_MANY_ERRORS"},
-	})
 }

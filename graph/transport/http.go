@@ -1,4 +1,4 @@
-package graph
+package transport
 
 import (
 	"context"
@@ -20,43 +20,26 @@ import (
 	"messages/models"
 )
 
-// The transports of /graphql answer as the GraphQL-over-HTTP specification says
-// (https://graphql.github.io/graphql-over-http/draft/), which gqlgen's own POST and GET
-// do not: they answer 422 to a document that does not parse or validate when the client
-// accepts application/json, where the specification (and Apollo Client, which reports
-// anything but 200 there as a network error) wants 200, and they send "data": null with
-// request errors, where no data entry belongs. These pick the status from the negotiated
-// media type instead, and write a request error without data:
-//
-//	                                          application/json   application/graphql-response+json
-//	ran (with or without field errors)        200                200
-//	refused by GraphQL (parse, validation,    200                400
-//	  variables, limits, persisted query)
-//	malformed request (body, no query)        400                400
-//	mutation over GET                         405                405
-//	body over the edge's limit                413                413
-//
-// POST answers carry Cache-Control: no-store; GET answers are revalidated (httpcache.go).
-
 // The media types a GraphQL response is sent as.
 const (
 	mediaJSON            = "application/json"
 	mediaGraphQLResponse = "application/graphql-response+json"
 )
 
-// postTransport serves POST requests with a JSON body.
-type postTransport struct{}
+// POST serves POST requests with a JSON body, answering as GraphQL over HTTP says.
+type POST struct{}
 
-// getTransport serves queries sent as GET with URL parameters.
-type getTransport struct{}
+// GET serves queries sent as GET with URL parameters, answering as GraphQL over HTTP
+// says, with validators to revalidate the answer by (httpcache.go).
+type GET struct{}
 
 var (
-	_ graphql.Transport = postTransport{}
-	_ graphql.Transport = getTransport{}
+	_ graphql.Transport = POST{}
+	_ graphql.Transport = GET{}
 )
 
 // Supports takes POST requests whose body is JSON.
-func (postTransport) Supports(r *http.Request) bool {
+func (POST) Supports(r *http.Request) bool {
 	if r.Header.Get("Upgrade") != "" || r.Method != http.MethodPost {
 		return false
 	}
@@ -65,7 +48,7 @@ func (postTransport) Supports(r *http.Request) bool {
 }
 
 // Do reads the body as one JSON object and runs the operation it names.
-func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	x := newExchange(w, r, exec)
 	start := graphql.Now()
 	params, err := decodeBody(r.Body)
@@ -85,13 +68,13 @@ func (postTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 }
 
 // Supports takes GET requests.
-func (getTransport) Supports(r *http.Request) bool {
+func (GET) Supports(r *http.Request) bool {
 	return r.Header.Get("Upgrade") == "" && r.Method == http.MethodGet
 }
 
 // Do reads the URL's query, operationName, variables and extensions parameters and runs
 // the operation if it is a query.
-func (getTransport) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	x := newExchange(w, r, exec)
 	start := graphql.Now()
 	values, err := url.ParseQuery(r.URL.RawQuery)
@@ -123,6 +106,7 @@ type exchange struct {
 	media string
 }
 
+// newExchange starts the answer to r in the media type its Accept header asks for.
 func newExchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) *exchange {
 	return &exchange{w: w, r: r, exec: exec, media: negotiate(r.Header.Values("Accept"))}
 }
@@ -216,49 +200,6 @@ func (x *exchange) write(status int, body any) {
 	}
 	x.w.WriteHeader(status)
 	_, _ = x.w.Write(b)
-}
-
-// encodeResponse encodes res as json.Marshal does, but for its data, which gqlgen wrote
-// as compact JSON and which is written as it is: json.Marshal would scan all of it again
-// to compact it, and escape the HTML characters in its strings (megabytes on a page of
-// 1,000 messages). The other members are small and encoded by encoding/json.
-func encodeResponse(res *graphql.Response) ([]byte, error) {
-	b := make([]byte, 0, len(res.Data)+64)
-	b = append(b, '{')
-	if len(res.Errors) > 0 {
-		errs, err := json.Marshal(res.Errors)
-		if err != nil {
-			return nil, err
-		}
-		b = append(append(append(b, `"errors":`...), errs...), ',')
-	}
-	b = append(b, `"data":`...)
-	if len(res.Data) == 0 {
-		b = append(b, "null"...)
-	} else {
-		b = append(b, res.Data...)
-	}
-	tail, err := json.Marshal(responseTail{res.Label, res.Path, res.HasNext, res.Extensions})
-	if err != nil {
-		return nil, err
-	}
-	if len(tail) > 2 { // more than {}
-		b = append(append(b, ','), tail[1:len(tail)-1]...)
-	}
-	return append(b, '}'), nil
-}
-
-// responseTail is graphql.Response's members after data, as it encodes them.
-type responseTail struct {
-	Label      string         `json:"label,omitempty"`
-	Path       ast.Path       `json:"path,omitempty"`
-	HasNext    *bool          `json:"hasNext,omitempty"`
-	Extensions map[string]any `json:"extensions,omitempty"`
-}
-
-// malformed is the error of a request that is not a GraphQL request at all.
-func malformed(message string) gqlerror.List {
-	return gqlerror.List{{Message: message, Extensions: map[string]any{"code": "BAD_REQUEST"}}}
 }
 
 // decodeBody reads a POST body: one JSON object whose query and operationName are

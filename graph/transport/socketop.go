@@ -1,0 +1,216 @@
+package transport
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"messages/graph/extension"
+	"messages/models"
+)
+
+// subscribePayload is a subscribe message's operation.
+type subscribePayload struct {
+	Query         string         `json:"query"`
+	OperationName string         `json:"operationName"`
+	Variables     map[string]any `json:"variables"`
+	Extensions    map[string]any `json:"extensions"`
+}
+
+// subscribe runs one operation: admitted by the caller's rate limit, then parsed and
+// validated, then run in a goroutine of its own, within the socket's bounds.
+func (s *socket) subscribe(id string, payload json.RawMessage) {
+	s.mu.Lock()
+	ctx, taken := s.caller, s.running[id] != nil
+	s.mu.Unlock()
+	switch {
+	case ctx == nil:
+		s.close(closeUnauthorized, "Unauthorized: send connection_init first")
+		return
+	case taken:
+		s.close(closeSubscriberTaken, "Subscriber for "+clip(id, 60)+" already exists")
+		return
+	}
+	start := graphql.Now()
+	var p subscribePayload
+	dec := json.NewDecoder(bytes.NewReader(payload))
+	dec.UseNumber()
+	if err := dec.Decode(&p); err != nil || len(payload) == 0 {
+		s.close(closeBadRequest, "Invalid message received: subscribe's payload must be an object with a query")
+		return
+	}
+	if err := s.t.gate.Admit(ctx); err != nil {
+		if s.overLimit() {
+			s.close(closeTooMany, "Too many requests: the socket kept sending past its rate limit; "+models.ErrorMessage(err))
+			return
+		}
+		s.refuse(id, gqlerror.List{presentCoded(err)})
+		return
+	}
+	s.mu.Lock()
+	s.refusedInRow = 0
+	s.mu.Unlock()
+	params := &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables,
+		Extensions: p.Extensions, Headers: s.headers, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
+	ctx = graphql.StartOperationTrace(ctx)
+	oc, errs := s.exec.CreateOperationContext(ctx, params)
+	if errs != nil {
+		res := s.exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)
+		s.refuse(id, res.Errors)
+		return
+	}
+	op := &socketOp{subscription: oc.Operation.Operation == ast.Subscription}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return
+	case op.subscription && s.subs >= s.t.o.MaxSubscriptions:
+		s.mu.Unlock()
+		s.close(closeTooMany, fmt.Sprintf("Too many subscriptions: at most %d on one socket", s.t.o.MaxSubscriptions))
+		return
+	case !op.subscription && s.inFlight >= s.t.o.MaxInFlight:
+		s.mu.Unlock()
+		s.close(closeTooMany, fmt.Sprintf("Too many operations in flight: at most %d queries and mutations at once on one socket", s.t.o.MaxInFlight))
+		return
+	}
+	if op.subscription {
+		s.subs++
+	} else {
+		s.inFlight++
+	}
+	ctx, op.cancel = context.WithCancel(ctx)
+	s.running[id] = op
+	s.mu.Unlock()
+	go s.run(ctx, id, op, oc, params)
+}
+
+// run executes an operation and sends its results, then completes it.
+func (s *socket) run(ctx context.Context, id string, op *socketOp, oc *graphql.OperationContext, params *graphql.RawParams) {
+	defer s.done(id, op)
+	if op.subscription {
+		// Each event is small and made of records already in memory: no byte budget,
+		// which would add up over the subscription's life.
+		responses, ctx := s.exec.DispatchOperation(models.WithBudget(ctx, nil), oc)
+		for {
+			res := responses(ctx)
+			if res == nil {
+				break
+			}
+			s.next(id, op, encodeResult(res))
+		}
+		s.complete(id, op)
+		return
+	}
+	ctx, release := s.t.gate.Operation(ctx)
+	defer release()
+	serve := func(ctx context.Context, c extension.IdempotencyClaim) []byte {
+		responses, ctx := s.exec.DispatchOperation(extension.WithClaim(ctx, c), oc)
+		return encodeResult(responses(ctx))
+	}
+	key, _ := params.Extensions["idempotencyKey"].(string)
+	if key == "" || oc.Operation.Operation != ast.Mutation {
+		// More than one result only when a fragment is deferred.
+		responses, ctx := s.exec.DispatchOperation(ctx, oc)
+		for res := responses(ctx); res != nil; res = responses(ctx) {
+			s.next(id, op, encodeResult(res))
+		}
+		s.complete(id, op)
+		return
+	}
+	body, _, err := s.t.gate.Idempotent(ctx, key, serve)
+	if err != nil {
+		s.refuse(id, gqlerror.List{presentCoded(err)})
+		return
+	}
+	s.next(id, op, body)
+	s.complete(id, op)
+}
+
+// done uncounts a finished operation.
+func (s *socket) done(id string, op *socketOp) {
+	op.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.running[id] == op {
+		delete(s.running, id)
+	}
+	if op.subscription {
+		s.subs--
+	} else {
+		s.inFlight--
+	}
+}
+
+// stop ends the operation the client completed; nothing more is sent for it.
+func (s *socket) stop(id string) {
+	s.mu.Lock()
+	op := s.running[id]
+	if op != nil {
+		op.stopped = true
+		delete(s.running, id)
+	}
+	s.mu.Unlock()
+	if op != nil {
+		op.cancel()
+	}
+}
+
+// next sends one result of op, unless the client completed it.
+func (s *socket) next(id string, op *socketOp, payload []byte) {
+	s.mu.Lock()
+	stopped := op.stopped
+	s.mu.Unlock()
+	if !stopped && payload != nil {
+		s.send(appendMessage(nil, "next", id, payload))
+	}
+}
+
+// complete tells the client op has no more results, unless the client completed it.
+func (s *socket) complete(id string, op *socketOp) {
+	s.mu.Lock()
+	stopped := op.stopped
+	s.mu.Unlock()
+	if !stopped {
+		s.send(appendMessage(nil, "complete", id, nil))
+	}
+}
+
+// refuse answers an operation refused before it ran with an error message, which ends it.
+func (s *socket) refuse(id string, errs gqlerror.List) {
+	b, err := json.Marshal(capErrors(errs))
+	if err != nil {
+		b = []byte(`[{"message":"internal error","extensions":{"code":"INTERNAL_SERVER_ERROR"}}]`)
+	}
+	s.send(appendMessage(nil, "error", id, b))
+}
+
+// appendMessage appends a protocol message: its type, its id when given, and payload
+// (JSON) when given.
+func appendMessage(b []byte, typ, id string, payload []byte) []byte {
+	b = append(b, `{"type":`...)
+	b = strconv.AppendQuote(b, typ)
+	if id != "" {
+		b = append(b, `,"id":`...)
+		b = appendJSONString(b, id)
+	}
+	if len(payload) > 0 {
+		b = append(append(b, `,"payload":`...), payload...)
+	}
+	return append(b, '}')
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	q, err := json.Marshal(s)
+	if err != nil {
+		return append(b, `""`...)
+	}
+	return append(b, q...)
+}
