@@ -1,8 +1,6 @@
-package graph_test
+package transport_test
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,9 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"messages/graph"
-	"messages/models/dbtest"
-	"messages/models/store"
+	"messages/graph/extension"
 )
 
 // Accept headers of the transport tests.
@@ -111,7 +107,7 @@ func TestTransportStatuses(t *testing.T) {
 		invalid  = `{"query":"{ noSuchField }"}`
 	)
 	coercion := postBody(`query($id: ID!) { __typename }`, map[string]any{"id": nil})
-	tooDeep := postBody(introspectionDepth(graph.DefaultLimits.Depth+1), nil)
+	tooDeep := postBody(introspectionDepth(extension.DefaultLimits.Depth+1), nil)
 	ran := func(media, cache string) answer {
 		return answer{Status: http.StatusOK, ContentType: media, CacheControl: cache, HasData: true}
 	}
@@ -189,83 +185,53 @@ func TestTransportStatuses(t *testing.T) {
 		{"get405MutationAcceptGraphQLResponse", http.MethodGet, acceptResponse, "", mutation,
 			answer{Status: http.StatusMethodNotAllowed, ContentType: acceptResponse, CacheControl: noStore, Allow: http.MethodPost, Codes: []string{"BAD_REQUEST"}}},
 	}
-	dbtest.Each(t, func(t *testing.T, s *store.Store) {
-		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
-		for _, tt := range tests {
-			t.Run(tt.name, func(t *testing.T) {
-				var header []string
-				if tt.accept != "" {
-					header = []string{"Accept", tt.accept}
-				}
-				r := send(t, tt.method, endpoint, tt.rawQuery, tt.body, header...)
-				if diff := cmp.Diff(tt.want, r.answer(t)); diff != "" {
-					t.Errorf("answer (-want +got):\n%s\n%.1000s", diff, r.body)
-				}
-			})
-		}
-	})
+	endpoint := serve(t, newStub().handler())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var header []string
+			if tt.accept != "" {
+				header = []string{"Accept", tt.accept}
+			}
+			r := send(t, tt.method, endpoint, tt.rawQuery, tt.body, header...)
+			if diff := cmp.Diff(tt.want, r.answer(t)); diff != "" {
+				t.Errorf("answer (-want +got):\n%s\n%.1000s", diff, r.body)
+			}
+		})
+	}
 }
 
 // TestTransportEchoesNothing: an undecodable body is refused without any of its text in
 // the answer.
 func TestTransportEchoesNothing(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *store.Store) {
-		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
-		for _, body := range []string{`{"query": "<script>secret`, `["<script>secret"]`, `{"query":"{ __typename }","variables":"<script>secret"}`} {
-			r := send(t, http.MethodPost, endpoint, "", body)
-			if r.status != http.StatusBadRequest || strings.Contains(string(r.body), "secret") {
-				t.Errorf("%s: answered %d %s, want 400 without the body's text", body, r.status, r.body)
-			}
+	endpoint := serve(t, newStub().handler())
+	for _, body := range []string{`{"query": "<script>secret`, `["<script>secret"]`, `{"query":"{ __typename }","variables":"<script>secret"}`} {
+		r := send(t, http.MethodPost, endpoint, "", body)
+		if r.status != http.StatusBadRequest || strings.Contains(string(r.body), "secret") {
+			t.Errorf("%s: answered %d %s, want 400 without the body's text", body, r.status, r.body)
 		}
-	})
+	}
 }
 
 // TestTransportBodyTooLarge: a body over the limit the edge sets (http.MaxBytesHandler)
 // is 413, not a JSON syntax error.
 func TestTransportBodyTooLarge(t *testing.T) {
-	dbtest.Each(t, func(t *testing.T, s *store.Store) {
-		endpoint := serve(t, http.MaxBytesHandler(newHandler(s, discard, defaults), 1<<10), dbtest.NewTenant(t, s, "a"))
-		r := send(t, http.MethodPost, endpoint, "", postBody(`{ __typename }`+strings.Repeat(" ", 2<<10), nil), "Accept", acceptJSON)
-		want := answer{Status: http.StatusRequestEntityTooLarge, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}
-		if diff := cmp.Diff(want, r.answer(t)); diff != "" {
-			t.Errorf("answer (-want +got):\n%s\n%.1000s", diff, r.body)
-		}
-	})
+	endpoint := serve(t, http.MaxBytesHandler(newStub().handler(), 1<<10))
+	r := send(t, http.MethodPost, endpoint, "", postBody(`{ __typename }`+strings.Repeat(" ", 2<<10), nil), "Accept", acceptJSON)
+	want := answer{Status: http.StatusRequestEntityTooLarge, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}
+	if diff := cmp.Diff(want, r.answer(t)); diff != "" {
+		t.Errorf("answer (-want +got):\n%s\n%.1000s", diff, r.body)
+	}
 }
 
-// TestPersistedQueries: Apollo's automatic persisted queries still work through the
-// transports: an unknown hash is refused as GraphQL refuses (200 in application/json,
-// so the client sends the query with its hash), which is then known by its hash alone.
-func TestPersistedQueries(t *testing.T) {
-	const query = `{ messages(limit: 1) { pageSize } }`
-	sum := sha256.Sum256([]byte(query))
-	hashOnly, err := json.Marshal(map[string]any{"extensions": map[string]any{
-		"persistedQuery": map[string]any{"version": 1, "sha256Hash": hex.EncodeToString(sum[:])}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var withQuery map[string]any
-	_ = json.Unmarshal(hashOnly, &withQuery)
-	withQuery["query"] = query
-	full, _ := json.Marshal(withQuery)
-	dbtest.Each(t, func(t *testing.T, s *store.Store) {
-		endpoint := serve(t, newHandler(s, discard, defaults), dbtest.NewTenant(t, s, "a"))
-		steps := []struct {
-			name string
-			body []byte
-			want answer
-		}{
-			{"apq200UnsupportedVersionBadRequest", []byte(`{"extensions":{"persistedQuery":{"version":2,"sha256Hash":"00"}}}`),
-				answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"BAD_REQUEST"}}},
-			{"apq200UnknownHashNotFound", hashOnly, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", Codes: []string{"PERSISTED_QUERY_NOT_FOUND"}}},
-			{"apq200QueryWithHash", full, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", HasData: true}},
-			{"apq200KnownHashAlone", hashOnly, answer{Status: http.StatusOK, ContentType: acceptJSON, CacheControl: "no-store", HasData: true}},
-		}
-		for _, st := range steps {
-			r := send(t, http.MethodPost, endpoint, "", string(st.body), "Accept", acceptJSON)
-			if diff := cmp.Diff(st.want, r.answer(t)); diff != "" {
-				t.Errorf("%s: answer (-want +got):\n%s\n%.1000s", st.name, diff, r.body)
-			}
-		}
-	})
+// introspectionDepth returns a valid query nested exactly depth levels deep (depth >= 4),
+// through introspection's ofType chain, which nests freely in any schema.
+func introspectionDepth(depth int) string {
+	n := depth - 4
+	return `{ __type(name: "Query") { fields { type { ` + strings.Repeat("ofType { ", n) + `name` + strings.Repeat(" }", n) + ` } } } }`
+}
+
+// gqlError is what the tests read of a GraphQL error.
+type gqlError struct {
+	Message    string         `json:"message"`
+	Extensions map[string]any `json:"extensions"`
 }
