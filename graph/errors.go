@@ -39,7 +39,7 @@ func (r *Resolver) presentError(ctx context.Context, err error) *gqlerror.Error 
 	if errors.As(err, &gqlErr) && gqlErr.Err == nil {
 		// gqlgen's own parse, validation and limit errors are already safe; the few it
 		// leaves uncoded (a malformed persisted-query extension) are about the request
-		// itself. The transports never echo a body they could not decode (transport.go).
+		// itself. The transports never echo a body they could not decode (package transport).
 		if _, ok := gqlErr.Extensions["code"]; !ok {
 			if gqlErr.Extensions == nil {
 				gqlErr.Extensions = map[string]any{}

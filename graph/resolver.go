@@ -1,7 +1,8 @@
 // Package graph is the GraphQL API: the resolvers, which translate GraphQL's arguments
-// and selections into the service's typed inputs (models/service) and its results back,
-// the gqlgen handler with its transports, limits, error presenter and extensions
-// (idempotency of mutations, observability), and the encoders of list queries.
+// and selections into the service's typed inputs (models/service) and its results back;
+// the handler, which composes gqlgen's executor of the schema with the transports
+// (graph/transport) and the extensions (graph/extension); the error presenter; and the
+// encoders of list queries.
 package graph
 
 //go:generate go run ./internal/generate
