@@ -107,10 +107,6 @@ func (IdempotencyPolicy) Defer(r *http.Request, c extension.IdempotencyClaim) *h
 	return r.WithContext(extension.WithClaim(r.Context(), c))
 }
 
-// CanonicalJSON is extension.CanonicalJSON, by which /v1 fingerprints a request's body as
-// GraphQL fingerprints a mutation's variables.
-func CanonicalJSON(raw []byte) []byte { return extension.CanonicalJSON(raw) }
-
 // emptyAsNull answers null for an optional text or enum field without a value, where
 // /v1 omits the field, instead of "" (which is not even a valid enum value).
 func emptyAsNull(ctx context.Context, next graphql.Resolver) (any, error) {

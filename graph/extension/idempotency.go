@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -82,7 +81,7 @@ func operationFingerprint(oc *graphql.OperationContext) []string {
 	vars := []byte("{}")
 	if len(oc.Variables) > 0 {
 		if b, err := json.Marshal(oc.Variables); err == nil {
-			vars = CanonicalJSON(b)
+			vars = models.CanonicalJSON(b)
 		}
 	}
 	return []string{"graphql", hex.EncodeToString(sum[:]), oc.OperationName, string(vars)}
@@ -109,26 +108,4 @@ func ran(res *graphql.Response) bool {
 		}
 	}
 	return true
-}
-
-// CanonicalJSON re-encodes one JSON value with sorted keys, no insignificant whitespace
-// and numbers as written, so that retries differing only in those are the same request;
-// anything else is returned as it is.
-func CanonicalJSON(raw []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return raw
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return raw
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return raw
-	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
