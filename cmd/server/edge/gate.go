@@ -19,7 +19,7 @@ import (
 //	idempotency key       Idempotency-Key header          extensions.idempotencyKey   Idempotency-Key header
 //
 // The HTTP middleware of this package (Authenticate, RateLimit, Operation) are
-// the adapters for requests; the /graphql transports (graph's WebSocket and event
+// the adapters for requests; the /graphql transports (graph/transport's WebSocket and event
 // stream) call the Gate itself. docs/reliability.md has the same table.
 type Gate struct {
 	auth      Authenticator

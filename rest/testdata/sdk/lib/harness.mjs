@@ -83,7 +83,10 @@ export class Server {
   /** revokeKey revokes the key created under the given (unique) name. */
   async revokeKey(environmentID, name) {
     const list = await this.cli('apikey', 'list', '--environment-id', environmentID);
-    const row = list.split('\n').map((l) => l.trim().split(/\s+/)).find((cols) => cols[1] === environmentID && cols[2] === name);
+    // ID, ENVIRONMENT, APPLICATION, NAME, ...: the name by its column in the header.
+    const lines = list.split('\n').map((l) => l.trim().split(/\s+/));
+    const nameCol = lines[0].indexOf('NAME');
+    const row = lines.find((cols) => cols[1] === environmentID && cols[nameCol] === name);
     if (!row) throw new Error(`apikey list has no key named ${name}:\n${list}`);
     await this.cli('apikey', 'revoke', row[0]);
   }
