@@ -15,6 +15,10 @@ export const envB = id('6b00', 0xe2);
 const t0 = Date.parse('2025-03-01T08:00:00.000Z');
 /** at is a timestamp s seconds (and ms milliseconds) after t0, as the server writes them. */
 const at = (s, ms = 0) => new Date(t0 + s * 1000 + ms).toISOString();
+// A snooze that has not ended: the server ends snoozes whose time has passed (it clears
+// snoozedUntil within a second), so a record that keeps its snooze must snooze into the future.
+const snoozeEnd = Date.parse('2099-03-01T10:00:00.000Z');
+const until = (ms) => new Date(snoozeEnd + ms).toISOString();
 
 /** The external id both environments give one of their subscribers. */
 export const sharedSubscriberId = 'shared-user';
@@ -135,7 +139,7 @@ function full(n, channel, createdAt, extra = {}) {
       { type: 'text', content: 'Hello <b>Zoë</b> & co', url: 'https://example.com/t', styles: { textAlign: 'left' } },
       { type: 'button', content: 'Open', url: 'https://example.com/b', styles: { textAlign: 'center' } },
     ],
-    transactionId: 'txn-full', subject: 'Welcome aboard ✓', channel, read: true, seen: true, snoozedUntil: at(7200, n),
+    transactionId: 'txn-full', subject: 'Welcome aboard ✓', channel, read: true, seen: true, snoozedUntil: until(n),
     email: 'zoe@example.com', phone: '+15550100', directWebhookUrl: 'https://hooks.example.com/direct', providerId: 'sendgrid',
     deviceTokens: ['tok-1', 'tok-2'], title: 'Welcome',
     cta: {
