@@ -135,8 +135,8 @@ func TestInboxSession(t *testing.T) {
 		delete(data, "token")
 		delete(data, "expiresAt")
 		want := map[string]any{
-			"totalUnreadCount": 3.0,
-			"unreadCount":      map[string]any{"total": 3.0, "severity": map[string]any{"high": 0.0, "medium": 0.0, "low": 0.0, "none": 3.0}},
+			"totalUnreadCount":   3.0,
+			"unreadCount":        map[string]any{"total": 3.0, "severity": map[string]any{"high": 0.0, "medium": 0.0, "low": 0.0, "none": 3.0}},
 			"removeNovuBranding": false, "isDevelopmentMode": false, "maxSnoozeDurationHours": 2160.0,
 			"applicationIdentifier": a.app, "contextKeys": []any{}, "subscriberId": "shared",
 		}
@@ -361,7 +361,7 @@ func TestInboxNotificationFields(t *testing.T) {
 			"primaryAction":   map[string]any{"label": "Accept", "isCompleted": false},
 			"secondaryAction": map[string]any{"label": "Decline", "isCompleted": false},
 			"channelType":     "in_app", "tags": []any{"fixture"},
-			"redirect":        map[string]any{"url": "/x"},
+			"redirect": map[string]any{"url": "/x"},
 			"workflow": map[string]any{"id": tpl.ID, "identifier": "welcome", "name": "welcome", "critical": false,
 				"tags": []any{"fixture"}, "severity": "none"},
 			"severity": "none",
@@ -437,6 +437,196 @@ func TestInboxCount(t *testing.T) {
 					t.Errorf("the refusal does not name %s: %s", tt.field, res.body)
 				}
 			})
+		}
+	}, inboxSealer(t))
+}
+
+// gqlMessages is the subscriber's in-app messages as GraphQL answers them for the API key.
+func gqlMessages(t testing.TB, api *api, key, filter string) map[string]map[string]any {
+	t.Helper()
+	res := api.graphql(t, key, `{ messages(subscriberId: "shared", channel: in_app, limit: 1000`+filter+`) {
+		data { _id read seen archived archivedAt lastReadDate firstSeenDate snoozedUntil cta { action { status result { type } } } } } }`, nil)
+	var out struct {
+		Data struct{ Messages struct{ Data []map[string]any } }
+	}
+	if err := json.Unmarshal(res.body, &out); err != nil || res.status != 200 {
+		t.Fatalf("graphql: %d %s", res.status, res.body)
+	}
+	byID := map[string]map[string]any{}
+	for _, m := range out.Data.Messages.Data {
+		byID[m["_id"].(string)] = m
+	}
+	return byID
+}
+
+// gqlCounts is messageCounts of the shared subscriber's in-app messages.
+func gqlCounts(t testing.TB, api *api, key string) map[string]any {
+	t.Helper()
+	res := api.graphql(t, key, `{ messageCounts(subscriberId: "shared", channel: in_app) { total unread unseen archived snoozed } }`, nil)
+	body := decode(t, res.body)
+	data, _ := body["data"].(map[string]any)
+	if data == nil {
+		t.Fatalf("graphql: %s", res.body)
+	}
+	return data["messageCounts"].(map[string]any)
+}
+
+// Every change of one notification answers it as changed, and GraphQL reads the same
+// record; a change to the other environment's shared subscriber's message, or to an
+// email, is not found and changes nothing.
+func TestInboxChanges(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newInboxTenant(t, s, "inbox-change-a"), newInboxTenant(t, s, "inbox-change-b")
+		sub, tpl := a.Subscriber(t, "shared"), a.Template(t, "welcome")
+		m := a.Message(t, sub, tpl, nil)
+		email := a.Message(t, sub, tpl, func(m *models.Message) { m.Channel = models.ChannelEmail })
+		theirs := b.Message(t, b.Subscriber(t, "shared"), b.Template(t, "welcome"), nil)
+		api := newAPI(t, s)
+		sess, _ := api.openSession(t, a, a.Key, "shared")
+		sessB, _ := api.openSession(t, b, b.Key, "shared")
+		now := models.NewTime(clock).String()
+		until := "2025-03-02T00:00:00.000Z"
+
+		for _, tt := range []struct {
+			change, body string
+			want         map[string]any // the notification's fields after it
+			stored       map[string]any // GraphQL's record after it
+		}{
+			{"read", "", map[string]any{"isRead": true, "readAt": now, "isArchived": false},
+				map[string]any{"read": true, "lastReadDate": now, "archived": false}},
+			{"archive", "", map[string]any{"isArchived": true, "archivedAt": now, "isRead": true},
+				map[string]any{"archived": true, "archivedAt": now}},
+			{"unarchive", "", map[string]any{"isArchived": false, "archivedAt": nil, "isRead": true},
+				map[string]any{"archived": false, "archivedAt": nil}},
+			{"unread", "", map[string]any{"isRead": false, "readAt": nil},
+				map[string]any{"read": false}},
+			{"snooze", `{"snoozeUntil":"` + until + `"}`, map[string]any{"isSnoozed": true, "snoozedUntil": until},
+				map[string]any{"snoozedUntil": until}},
+			{"unsnooze", "", map[string]any{"isSnoozed": false, "snoozedUntil": nil},
+				map[string]any{"snoozedUntil": nil}},
+			{"complete", `{"actionType":"primary"}`,
+				map[string]any{"primaryAction": map[string]any{"label": "Accept", "isCompleted": true}},
+				map[string]any{"cta": map[string]any{"action": map[string]any{"status": "done", "result": map[string]any{"type": "primary"}}}}},
+			{"revert", `{"actionType":"primary"}`,
+				map[string]any{"primaryAction": map[string]any{"label": "Accept", "isCompleted": false}},
+				map[string]any{"cta": map[string]any{"action": map[string]any{"status": "pending", "result": map[string]any{"type": "primary"}}}}},
+		} {
+			t.Run(tt.change, func(t *testing.T) {
+				res := api.call(t, http.MethodPatch, "/v1/inbox/notifications/"+m.ID+"/"+tt.change, sess, tt.body)
+				if res.status != 200 {
+					t.Fatalf("%d %s", res.status, res.body)
+				}
+				data := decode(t, res.body)["data"].(map[string]any)
+				got := map[string]any{}
+				for k := range tt.want {
+					got[k] = data[k]
+				}
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("answer (-want +got):\n%s", diff)
+				}
+				stored := gqlMessages(t, api, a.Key, "")[m.ID]
+				got = map[string]any{}
+				for k := range tt.stored {
+					got[k] = stored[k]
+				}
+				if diff := cmp.Diff(tt.stored, got); diff != "" {
+					t.Errorf("GraphQL reads (-want +got):\n%s", diff)
+				}
+			})
+		}
+
+		before := gqlMessages(t, api, b.Key, "")
+		for _, tt := range []struct {
+			name, method, uri, auth, body string
+			status                        int
+		}{
+			{"change404Theirs", http.MethodPatch, "/v1/inbox/notifications/" + theirs.ID + "/read", sess, "", 404},
+			{"change404TheirsFromB", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/archive", sessB, "", 404},
+			{"change404Email", http.MethodPatch, "/v1/inbox/notifications/" + email.ID + "/read", sess, "", 404},
+			{"change404Unknown", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/explode", sess, "", 404},
+			{"change404NotAnID", http.MethodPatch, "/v1/inbox/notifications/nope/read", sess, "", 404},
+			{"snooze422Past", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/snooze", sess, `{"snoozeUntil":"2020-01-01T00:00:00.000Z"}`, 422},
+			{"snooze422Missing", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/snooze", sess, `{}`, 422},
+			{"snooze422TooFar", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/snooze", sess, `{"snoozeUntil":"2026-03-01T00:00:00.000Z"}`, 422},
+			{"complete422Type", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/complete", sess, `{"actionType":"tertiary"}`, 422},
+			{"complete404Theirs", http.MethodPatch, "/v1/inbox/notifications/" + theirs.ID + "/complete", sess, `{"actionType":"primary"}`, 404},
+			{"change403APIKey", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/read", "ApiKey " + a.Key, "", 403},
+			{"change401None", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/read", "", "", 401},
+			{"bulk404Unknown", http.MethodPost, "/v1/inbox/notifications/explode", sess, "", 404},
+			{"bulk422Tags", http.MethodPost, "/v1/inbox/notifications/read", sess, `{"tags":["a"]}`, 422},
+			{"bulk422Data", http.MethodPost, "/v1/inbox/notifications/archive", sess, `{"data":"{\"a\":1}"}`, 422},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				res := api.call(t, tt.method, tt.uri, tt.auth, tt.body)
+				errorBody(t, res, tt.status, tt.uri)
+			})
+		}
+		if diff := cmp.Diff(before, gqlMessages(t, api, b.Key, "")); diff != "" {
+			t.Errorf("B's messages changed (-before +after):\n%s", diff)
+		}
+		if stored := dbtest.LoadMessage(t, s, email.ID); stored.Read {
+			t.Error("the email was read through the inbox")
+		}
+	}, inboxSealer(t), store.WithClock(func() time.Time { return clock }))
+}
+
+// The bulk changes act on every in-app message of the session's subscriber, over 100 of
+// them, and on no one else's: the counters GraphQL reads follow, and B's shared
+// subscriber keeps hers.
+func TestInboxBulkChanges(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newInboxTenant(t, s, "inbox-bulk-a"), newInboxTenant(t, s, "inbox-bulk-b")
+		sub, tpl := a.Subscriber(t, "shared"), a.Template(t, "welcome")
+		var first, second string
+		for i := range 110 {
+			m := a.Message(t, sub, tpl, nil)
+			switch i {
+			case 0:
+				first = m.ID
+			case 1:
+				second = m.ID
+			}
+		}
+		email := a.Message(t, sub, tpl, func(m *models.Message) { m.Channel = models.ChannelEmail })
+		subB, tplB := b.Subscriber(t, "shared"), b.Template(t, "welcome")
+		for range 3 {
+			b.Message(t, subB, tplB, nil)
+		}
+		api := newAPI(t, s)
+		sess, _ := api.openSession(t, a, a.Key, "shared")
+		countsB := gqlCounts(t, api, b.Key)
+
+		steps := []struct {
+			bulk, body string
+			changed    int
+			counts     map[string]any
+		}{
+			{"seen", `{"notificationIds":["` + first + `","` + second + `"]}`, 2,
+				map[string]any{"total": 110.0, "unread": 110.0, "unseen": 108.0, "archived": 0.0, "snoozed": 0.0}},
+			{"seen", `{}`, 108, map[string]any{"total": 110.0, "unread": 110.0, "unseen": 0.0, "archived": 0.0, "snoozed": 0.0}},
+			{"read", `{"tags":[],"data":"{}"}`, 110, map[string]any{"total": 110.0, "unread": 0.0, "unseen": 0.0, "archived": 0.0, "snoozed": 0.0}},
+			{"read-archive", "", 110, map[string]any{"total": 110.0, "unread": 0.0, "unseen": 0.0, "archived": 110.0, "snoozed": 0.0}},
+			{"archive", "", 0, map[string]any{"total": 110.0, "unread": 0.0, "unseen": 0.0, "archived": 110.0, "snoozed": 0.0}},
+		}
+		for i, st := range steps {
+			res := api.call(t, http.MethodPost, "/v1/inbox/notifications/"+st.bulk, sess, st.body)
+			if res.status != 200 {
+				t.Fatalf("step %d %s: %d %s", i, st.bulk, res.status, res.body)
+			}
+			if diff := cmp.Diff(map[string]any{"data": map[string]any{"changed": float64(st.changed)}}, decode(t, res.body)); diff != "" {
+				t.Errorf("step %d %s answer (-want +got):\n%s", i, st.bulk, diff)
+			}
+			if diff := cmp.Diff(st.counts, gqlCounts(t, api, a.Key)); diff != "" {
+				t.Errorf("step %d %s: GraphQL counts (-want +got):\n%s", i, st.bulk, diff)
+			}
+		}
+		if diff := cmp.Diff(countsB, gqlCounts(t, api, b.Key)); diff != "" {
+			t.Errorf("B's counts changed (-before +after):\n%s", diff)
+		}
+		if stored := dbtest.LoadMessage(t, s, email.ID); stored.Read || stored.Archived || stored.Seen {
+			t.Error("a bulk change of the inbox changed an email")
 		}
 	}, inboxSealer(t))
 }
