@@ -447,7 +447,9 @@ func gqlMessages(t testing.TB, api *api, key, filter string) map[string]map[stri
 	res := api.graphql(t, key, `{ messages(subscriberId: "shared", channel: in_app, limit: 1000`+filter+`) {
 		data { _id read seen archived archivedAt lastReadDate firstSeenDate snoozedUntil cta { action { status result { type } } } } } }`, nil)
 	var out struct {
-		Data struct{ Messages struct{ Data []map[string]any } }
+		Data struct {
+			Messages struct{ Data []map[string]any }
+		}
 	}
 	if err := json.Unmarshal(res.body, &out); err != nil || res.status != 200 {
 		t.Fatalf("graphql: %d %s", res.status, res.body)
