@@ -632,3 +632,78 @@ func TestInboxBulkChanges(t *testing.T) {
 		}
 	}, inboxSealer(t))
 }
+
+// Preferences are the global one and one per active workflow of the session's
+// environment, narrowed by tags, severity and criticality; they cannot be changed.
+func TestInboxPreferences(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newInboxTenant(t, s, "inbox-prefs-a"), newInboxTenant(t, s, "inbox-prefs-b")
+		welcome := a.Template(t, "welcome")
+		critical := a.Template(t, "security-alert")
+		if err := s.DB().Exec("UPDATE templates SET critical = ?, tags = ?, preference_settings = ? WHERE id = ?", true, `["security"]`,
+			`{"email":true,"sms":false,"in_app":true,"chat":false,"push":false}`, critical.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		b.Template(t, "theirs")
+		api := newAPI(t, s)
+		sess, _ := api.openSession(t, a, a.Key, "ada")
+		names := func(query string) []string {
+			t.Helper()
+			res := api.call(t, http.MethodGet, "/v1/inbox/preferences"+query, sess, "")
+			if res.status != 200 {
+				t.Fatalf("%s: %d %s", query, res.status, res.body)
+			}
+			var out struct {
+				Data []struct {
+					Level    string
+					Channels map[string]bool
+					Workflow *struct{ ID, Identifier string }
+				}
+			}
+			if err := json.Unmarshal(res.body, &out); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, p := range out.Data {
+				if p.Workflow == nil {
+					got = append(got, p.Level)
+					continue
+				}
+				got = append(got, p.Workflow.Identifier)
+				if p.Workflow.ID == critical.ID && (p.Channels["sms"] || !p.Channels["in_app"]) {
+					t.Errorf("the critical workflow's channels are %v", p.Channels)
+				}
+				if p.Workflow.ID == welcome.ID && len(p.Channels) != 5 {
+					t.Errorf("welcome's channels are %v", p.Channels)
+				}
+			}
+			return got
+		}
+		for query, want := range map[string][]string{
+			"?criticality=nonCritical":         {"global", "welcome"},
+			"":                                 {"global", "welcome"},
+			"?criticality=all":                 {"global", "security-alert", "welcome"},
+			"?criticality=critical":            {"global", "security-alert"},
+			"?criticality=all&tags[]=security": {"global", "security-alert"},
+			"?criticality=all&severity=high":   {"global"},
+			"?criticality=all&severity[]=none": {"global", "security-alert", "welcome"},
+		} {
+			if diff := cmp.Diff(want, names(query)); diff != "" {
+				t.Errorf("%q (-want +got):\n%s", query, diff)
+			}
+		}
+		global := api.call(t, http.MethodGet, "/v1/inbox/preferences/global", sess, "")
+		if diff := cmp.Diff(map[string]any{"data": map[string]any{"level": "global", "enabled": true, "overrides": []any{},
+			"schedule": map[string]any{"isEnabled": false},
+			"channels": map[string]any{"email": true, "sms": true, "in_app": true, "chat": true, "push": true}}}, decode(t, global.body)); diff != "" {
+			t.Errorf("global (-want +got):\n%s", diff)
+		}
+		for _, uri := range []string{"/v1/inbox/preferences", "/v1/inbox/preferences/" + welcome.ID} {
+			res := api.call(t, http.MethodPatch, uri, sess, `{"email":false}`)
+			errorBody(t, res, http.StatusMethodNotAllowed, uri)
+		}
+		errorBody(t, api.call(t, http.MethodGet, "/v1/inbox/preferences?criticality=some", sess, ""), 422, "/v1/inbox/preferences?criticality=some")
+		errorBody(t, api.call(t, http.MethodGet, "/v1/inbox/preferences", "ApiKey "+a.Key, ""), 403, "/v1/inbox/preferences")
+	}, inboxSealer(t))
+}

@@ -41,6 +41,10 @@ func (s *Server) Routes() http.Handler {
 	mux.HandleFunc("GET /v1/inbox/notifications/count", s.inboxCount)
 	mux.HandleFunc("PATCH /v1/inbox/notifications/{id}/{change}", s.inboxChange)
 	mux.HandleFunc("POST /v1/inbox/notifications/{bulk}", s.inboxBulkChange)
+	mux.HandleFunc("GET /v1/inbox/preferences", s.inboxPreferences)
+	mux.HandleFunc("GET /v1/inbox/preferences/global", s.inboxGlobalPreference)
+	mux.HandleFunc("PATCH /v1/inbox/preferences", s.preferencesReadOnly)
+	mux.HandleFunc("PATCH /v1/inbox/preferences/{workflow}", s.preferencesReadOnly)
 	mux.HandleFunc("/v1/messages", s.methodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
