@@ -95,8 +95,8 @@ func (c StateChange) IsZero() bool {
 }
 
 // StateTarget is which of a subscriber's messages a state change applies to: the ones
-// named by MessageIDs, or, when there are none, every one of the subscriber's messages
-// that Channel and Filter match.
+// named by MessageIDs (of Channel, when set), or, when there are none, every one of the
+// subscriber's messages that Channel and Filter match.
 type StateTarget struct {
 	// SubscriberID is the external subscriber id the messages must belong to.
 	SubscriberID string

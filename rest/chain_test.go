@@ -15,9 +15,12 @@ import (
 // ChainOptions are what a test varies of the production chain; the zero value is
 // cmd/server's mounts with no rate limit and no deadline.
 type ChainOptions struct {
-	Limiter     *edge.RateLimiter
-	Idempotency *edge.Idempotency // nil: a fresh one over the resolver
-	Timeout     time.Duration
+	Limiter *edge.RateLimiter
+	// AddressLimiter limits the keyless session requests per client address; nil: one
+	// that never refuses a test.
+	AddressLimiter *edge.RateLimiter
+	Idempotency    *edge.Idempotency // nil: a fresh one over the resolver
+	Timeout        time.Duration
 	// Inner wraps each mount's handler inside every guard, where a test counts or fails
 	// what gets through.
 	Inner func(http.Handler) http.Handler
@@ -52,12 +55,24 @@ func Chain(res Backend, o ChainOptions) http.Handler {
 		}
 		return h
 	}
+	if o.AddressLimiter == nil {
+		var err error
+		if o.AddressLimiter, err = edge.NewRateLimiter(edge.RateLimitOptions{Rate: 1e6, Burst: 1e6}, res.Logger); err != nil {
+			panic(err)
+		}
+	}
 	rs := NewServer(res.Service, res.Logger, res.Now)
-	e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res.Service, Limiter: o.Limiter,
+	e := edge.New(edge.Options{Logger: res.Logger, Now: res.Now, Auth: res.Service, Limiter: o.Limiter, AddressLimiter: o.AddressLimiter,
 		Idempotency: o.Idempotency, Timeout: o.Timeout, Errors: rs.Errors()})
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", e.API(edge.Mount{Errors: rs.Errors(), Idempotency: NewIdempotencyPolicy()}, inner(rs.Routes())))
+	mux.Handle("/v1/", e.API(edge.Mount{Errors: rs.Errors(), Idempotency: NewIdempotencyPolicy(), Keyless: Keyless}, inner(rs.Routes())))
 	mux.Handle("/graphql", e.API(edge.Mount{Errors: rs.Errors().WithErrors(graph.ErrorsArray), DeferredIdempotency: graph.IdempotencyPolicy{}, JSONBodies: true},
 		inner(graph.NewHandler(&graph.Resolver{Service: res.Service, Logger: res.Logger, Now: res.Now}, o.GraphQL))))
 	return mux
+}
+
+// NewAddressLimiterForTest is a per-address limiter of burst requests that refills one
+// an hour on now's clock.
+func NewAddressLimiterForTest(burst int, now func() time.Time) (*edge.RateLimiter, error) {
+	return edge.NewRateLimiter(edge.RateLimitOptions{Rate: 1.0 / 3600, Burst: burst, Now: now}, nil)
 }

@@ -8,8 +8,14 @@ import (
 )
 
 // createSession serves POST /v1/inbox/session: a backend exchanges its API key for a
-// token a browser may hold, scoped to one subscriber.
+// token a browser may hold, scoped to one subscriber. Without an Authorization header it
+// is the platform's inbox client's session instead, proved by its subscriberHash
+// (openInboxSession).
 func (s *Server) createSession(w http.ResponseWriter, r *http.Request) {
+	if Keyless(r) {
+		s.openInboxSession(w, r)
+		return
+	}
 	var body struct {
 		SubscriberID json.RawMessage `json:"subscriberId"`
 		ExpiresIn    json.RawMessage `json:"expiresIn"`

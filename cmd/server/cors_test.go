@@ -110,6 +110,58 @@ func TestCORS(t *testing.T) {
 	})
 }
 
+// The platform's inbox client, from an allowed origin, may send every method and header
+// it uses: its preflights for PATCH and DELETE with its Novu-* headers are allowed, and
+// its keyless session's answer carries the CORS headers too.
+func TestCORSInboxClient(t *testing.T) {
+	w := newSessionWorld(t, store.DialectSQLite, "--cors-allowed-origins", "https://app.example.com")
+	for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodPatch, http.MethodDelete} {
+		t.Run("preflight204"+method, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodOptions, w.srv.base+"/v1/inbox/notifications/0123456789abcdef01234567/read", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Origin", "https://app.example.com")
+			req.Header.Set("Access-Control-Request-Method", method)
+			// Sorted and lower-cased, as browsers send it.
+			req.Header.Set("Access-Control-Request-Headers", "authorization,content-type,novu-api-version,novu-application-identifier,novu-client-version")
+			res, err := e2eClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			allowHeaders := strings.ToLower(res.Header.Get("Access-Control-Allow-Headers"))
+			if res.StatusCode != http.StatusNoContent || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+				!strings.Contains(res.Header.Get("Access-Control-Allow-Methods"), method) {
+				t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+			}
+			for _, h := range []string{"novu-api-version", "novu-client-version", "novu-application-identifier", "authorization", "content-type"} {
+				if !strings.Contains(allowHeaders, h) {
+					t.Errorf("Access-Control-Allow-Headers %q lacks %s", allowHeaders, h)
+				}
+			}
+		})
+	}
+	t.Run("keylessSession401CarriesCORS", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodPost, w.srv.base+"/v1/inbox/session",
+			strings.NewReader(`{"applicationIdentifier":"nosuchapp000","subscriberHash":"00","subscriber":{"subscriberId":"ada"}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Origin", "https://app.example.com")
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Novu-API-Version", "2024-06-26")
+		res, err := e2eClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+			t.Errorf("keyless session: %d, Allow-Origin %q", res.StatusCode, res.Header.Get("Access-Control-Allow-Origin"))
+		}
+	})
+}
+
 // In production without CORS_ALLOWED_ORIGINS every preflight is refused with 403 before
 // authentication; requests with a key still work and carry no CORS header.
 func TestCORSProductionWithoutOrigins(t *testing.T) {

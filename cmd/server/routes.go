@@ -20,6 +20,7 @@ import (
 type guards struct {
 	limiter        *edge.RateLimiter
 	sessionLimiter *edge.RateLimiter
+	addressLimiter *edge.RateLimiter
 	cors           edge.Middleware
 	origins        func(origin string) bool
 	idempotency    *edge.Idempotency
@@ -39,7 +40,7 @@ func routes(svc *service.Service, st *store.Store, logger *slog.Logger, now func
 	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
 	e := edge.New(edge.Options{
 		Logger: logger, Now: now, Auth: svc,
-		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
+		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, AddressLimiter: g.addressLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
 		Budget: g.budget, BudgetPool: g.pool,
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,
@@ -49,7 +50,7 @@ func routes(svc *service.Service, st *store.Store, logger *slog.Logger, now func
 		Suggestions: c.development(), Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions(), Gate: e.Gate(), Socket: g.socket})
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy()}, v1))
+	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy(), Keyless: rest.Keyless}, v1))
 	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true},
 		edge.Methods(http.MethodGet, http.MethodPost)(gql)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

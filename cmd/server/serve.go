@@ -214,7 +214,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	if err != nil {
 		return errors.Join(err, l.shutdown())
 	}
-	l.handler.set(routes(svc, st, logger, now, c, demo.key, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter,
+	l.handler.set(routes(svc, st, logger, now, c, demo.key, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter, addressLimiter: d.addressLimiter,
 		cors: edge.CORS(o.cors), origins: o.cors.Allows(), idempotency: idempotency, timeout: o.requestTimeout,
 		socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
@@ -226,9 +226,12 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 // signer and the tracer.
 type dependencies struct {
 	limiter, sessionLimiter *edge.RateLimiter
-	sessions                *session.Signer
-	tracer                  *sdktrace.TracerProvider
-	logger                  *slog.Logger
+	// addressLimiter limits, per client address, the inbox client's keyless session
+	// requests, at the rate and burst of a subscriber session.
+	addressLimiter *edge.RateLimiter
+	sessions       *session.Signer
+	tracer         *sdktrace.TracerProvider
+	logger         *slog.Logger
 }
 
 func newDependencies(ctx context.Context, c config, o serveOptions, logger *slog.Logger, now func() time.Time) (*dependencies, error) {
@@ -241,6 +244,11 @@ func newDependencies(ctx context.Context, c config, o serveOptions, logger *slog
 	o.sessionLimit.Now = now
 	o.sessionLimit.RedisKeyPrefix = edge.DefaultRedisKeyPrefix + "session:"
 	if d.sessionLimiter, err = edge.NewRateLimiter(o.sessionLimit, logger); err != nil {
+		d.close()
+		return nil, usageError{err}
+	}
+	o.sessionLimit.RedisKeyPrefix = edge.DefaultRedisKeyPrefix + "address:"
+	if d.addressLimiter, err = edge.NewRateLimiter(o.sessionLimit, logger); err != nil {
 		d.close()
 		return nil, usageError{err}
 	}
@@ -269,6 +277,9 @@ func (d *dependencies) close() {
 	}
 	if d.sessionLimiter != nil {
 		_ = d.sessionLimiter.Close()
+	}
+	if d.addressLimiter != nil {
+		_ = d.addressLimiter.Close()
 	}
 	if d.tracer != nil {
 		shutdownTracing(d.tracer, d.logger)

@@ -35,7 +35,8 @@ func (s *Store) ChangeState(ctx context.Context, environmentID string, t models.
 	}
 }
 
-// changeNamed changes the named messages in one transaction and reads them back.
+// changeNamed changes the named messages (of t's channel, when it names one) in one
+// transaction and reads them back.
 func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (*models.StateChanged, error) {
 	ids := make([]string, 0, len(t.MessageIDs))
 	for _, id := range t.MessageIDs {
@@ -51,8 +52,12 @@ func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.
 		out.Changed, out.Messages = 0, nil
 		tx := s.conn(ctx)
 		differs, dargs := stateDiffers(c)
-		res := tx.Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+scopedToSubscriber+" AND "+differs,
-			append(append(args, environmentID, ids, environmentID, t.SubscriberID), dargs...)...)
+		channel, cargs := "", []any{}
+		if t.Channel != nil {
+			channel, cargs = " AND channel = ?", []any{string(*t.Channel)}
+		}
+		res := tx.Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+scopedToSubscriber+channel+" AND "+differs,
+			append(append(append(args, environmentID, ids, environmentID, t.SubscriberID), cargs...), dargs...)...)
 		if res.Error != nil {
 			return res.Error
 		}
@@ -60,6 +65,9 @@ func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.
 		picks := tx.Model(&models.Message{}).Select("id").
 			Where("environment_id = ? AND id IN ?", environmentID, ids).
 			Where(scopedToSubscriber, environmentID, t.SubscriberID)
+		if t.Channel != nil {
+			picks = picks.Where("channel = ?", string(*t.Channel))
+		}
 		read, err := s.readMessages(ctx, environmentID, picks, newestFirst, embedded{Subscribers: true, Templates: true})
 		out.Messages = read
 		return err

@@ -103,6 +103,32 @@ func TestStateChanges(t *testing.T) {
 	})
 }
 
+// A change naming messages with a channel changes only those of that channel, and reads
+// back only them: the inbox API's changes, which see in-app messages alone.
+func TestStateChangeOfNamedMessagesByChannel(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newCountFixture(t, s, "named", "alice")
+		inApp, email := f.message("alice", models.ChannelInApp), f.message("alice", models.ChannelEmail)
+		f.write(t, store.ConflictFail, inApp, email)
+		env := f.tn.Env.ID
+		ch := models.ChannelInApp
+		out, err := s.ChangeState(ctx, env, models.StateTarget{SubscriberID: "alice", MessageIDs: []string{inApp.ID, email.ID}, Channel: &ch},
+			models.StateChange{Read: flag(true)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.Changed != 1 || len(out.Messages) != 1 || out.Messages[0].ID != inApp.ID {
+			t.Fatalf("changed %d, read back %d messages, want the in-app one alone", out.Changed, len(out.Messages))
+		}
+		if !stateOf(t, s, env, inApp.ID).Read || stateOf(t, s, env, email.ID).Read {
+			t.Fatal("the channel did not narrow the named messages")
+		}
+		checkCounts(t, "after the change", s, nil, env, f.filters())
+	})
+}
+
 // A change of all a subscriber's messages, by channel and filter, reaches every one of
 // them past a batch, and no one else's.
 func TestStateChangeOfAllMessages(t *testing.T) {

@@ -19,7 +19,9 @@ type CORSOptions struct {
 	AllowLocalhost bool
 }
 
-// CORS answers cross-origin requests from the allowed origins: a preflight gets 204
+// CORS answers cross-origin requests from the allowed origins, for the methods and
+// headers of both APIs' clients (the inbox client's PATCH and DELETE and its Novu-*
+// headers among them): a preflight gets 204
 // before authentication runs (a browser sends no credentials with it), and real
 // responses carry Access-Control-Allow-Origin and the headers a client reads (rate
 // limits, Retry-After, the request id, idempotent replays, a GET's ETag). Every response says
@@ -31,9 +33,12 @@ func CORS(o CORSOptions) Middleware {
 		return nil
 	}
 	c := cors.New(cors.Options{
-		AllowOriginFunc:      o.Allows(),
-		AllowedMethods:       []string{http.MethodGet, http.MethodPost, http.MethodHead},
-		AllowedHeaders:       []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match"},
+		AllowOriginFunc: o.Allows(),
+		AllowedMethods:  []string{http.MethodGet, http.MethodPost, http.MethodHead, http.MethodPatch, http.MethodDelete},
+		// The platform's inbox client (@novu/js) sends its API and client versions on
+		// every request, and its application identifier in keyless mode.
+		AllowedHeaders: []string{"Authorization", "Content-Type", "Idempotency-Key", "X-Request-Id", "If-None-Match",
+			"Novu-API-Version", "Novu-Client-Version", "Novu-Application-Identifier"},
 		ExposedHeaders:       []string{"RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "Retry-After", "X-Request-Id", "Idempotency-Replay", "ETag"},
 		MaxAge:               600,
 		OptionsSuccessStatus: http.StatusNoContent,

@@ -52,6 +52,9 @@ type Options struct {
 	// SessionLimiter is the rate limit per subscriber session, on top of the
 	// environment's; nil means none.
 	SessionLimiter *RateLimiter
+	// AddressLimiter is the rate limit per client address of the requests a mount
+	// authenticates itself (Mount.Keyless); nil refuses them.
+	AddressLimiter *RateLimiter
 	// CORS answers browsers on other origins; nil means none are allowed.
 	CORS Middleware
 	// Origins are the browser origins besides the server's own that may open a
@@ -96,6 +99,11 @@ type Mount struct {
 	// JSONBodies refuses POST bodies that are not JSON (415) and bounds them to
 	// MaxBodyBytes (413), for a mount whose handler would answer them less clearly.
 	JSONBodies bool
+	// Keyless says which requests the mount's handler authenticates itself, with no
+	// credential the edge knows (the inbox client's session, by HMAC): they pass the
+	// Keyless guard instead of authentication, the per-caller rate limit and
+	// idempotency keys. Nil: none.
+	Keyless func(r *http.Request) bool
 }
 
 // Edge builds the production chain of guards.
@@ -154,7 +162,9 @@ func (e *Edge) Around(next http.Handler, routers ...http.Handler) http.Handler {
 }
 
 // API guards one API mount: its error writer for everything inside, the deadline,
-// authentication, the rate limit, idempotency keys and, when asked, JSON bodies. The
+// authentication, the rate limit, idempotency keys and, when asked, JSON bodies; the
+// requests the mount authenticates itself (Mount.Keyless) pass its error writer, the
+// deadline and the Keyless guard instead. The
 // order matters: the rate limit and idempotency need the caller authentication found,
 // and idempotency's transaction must hold every query of the request.
 func (e *Edge) API(m Mount, next http.Handler) http.Handler {
@@ -174,7 +184,18 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 	if m.JSONBodies {
 		guards = append(guards, JSONMediaType(m.Errors), BodyLimit(MaxBodyBytes))
 	}
-	return chain(next, guards...)
+	guarded := chain(next, guards...)
+	if m.Keyless == nil {
+		return guarded
+	}
+	keyless := chain(next, MountErrors(m.Errors), Operation(e.gate), Keyless(e.o.AddressLimiter, m.Errors))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m.Keyless(r) {
+			keyless.ServeHTTP(w, r)
+			return
+		}
+		guarded.ServeHTTP(w, r)
+	})
 }
 
 func websocketOrigins(m Mount, allowed func(string) bool) Middleware {

@@ -1,0 +1,327 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+
+	"messages/models"
+	"messages/models/service"
+)
+
+// The platform's inbox API, as @novu/js 3.19.2 calls it (docs/inbox.md): a subscriber
+// session's in-app messages as the client's notifications, their counts by filter, and
+// their state changes. It is the client's contract, not this server's /v1 one, so the
+// OpenAPI document does not list it; every call ends in the same service as GraphQL's.
+
+// inAppChannel is the only channel the inbox API sees.
+var inAppChannel = models.ChannelInApp
+
+// inboxCaller is the caller of an inbox request: a subscriber session, since the inbox
+// is one subscriber's. An API key has no subscriber and is refused.
+func inboxCaller(r *http.Request) (models.Caller, error) {
+	caller, err := models.CallerFrom(r.Context())
+	if err != nil {
+		return caller, err
+	}
+	if !caller.Scoped() {
+		return caller, models.Errorf(models.EFORBIDDEN,
+			"the inbox API is a subscriber's: call it with the session token of POST /v1/inbox/session, not an API key")
+	}
+	return caller, nil
+}
+
+// inboxNotifications serves GET /v1/inbox/notifications: a page of the session's in-app
+// messages, newest first, counted from offset or after a message's id.
+func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
+	if _, err := inboxCaller(r); err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
+		return
+	}
+	q, f, echo, err := parseInboxQuery(values)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	page := []models.InboxNotification{}
+	more := false
+	if !f.noneMatch {
+		msgs, hasMore, err := s.service.Inbox(r.Context(), q)
+		if err != nil {
+			s.errors.WriteError(w, r, err)
+			return
+		}
+		for _, m := range msgs {
+			page = append(page, models.NewInboxNotification(m))
+		}
+		more = hasMore
+	}
+	writeJSON(w, http.StatusOK, struct {
+		Data    []models.InboxNotification `json:"data"`
+		HasMore bool                       `json:"hasMore"`
+		Filter  map[string]any             `json:"filter"`
+	}{page, more, echo})
+}
+
+// inboxFilter is one of the client's NotificationFilters in the service's terms.
+type inboxFilter struct {
+	state models.StateFilter
+	// noneMatch is set when the filter asks only for severities no message has: every
+	// message's severity is none.
+	noneMatch bool
+}
+
+// parseInboxQuery reads the list's query values: limit, offset, after, the state flags
+// and severity. Filters this server cannot apply (tags, data, createdGte, createdLte)
+// are refused by name rather than ignored, which would answer messages they exclude.
+func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]any, error) {
+	q := service.InboxQuery{Channel: &inAppChannel, Parts: models.ListOptions{Subscribers: true, Templates: true}}
+	var f inboxFilter
+	echo := map[string]any{}
+	var err error
+	if q.Limit, err = intParam(v, "limit"); err != nil {
+		return q, f, nil, err
+	}
+	if q.Offset, err = intParam(v, "offset"); err != nil {
+		return q, f, nil, err
+	}
+	if after, ok := first(v, "after"); ok && after != "" {
+		q.AfterID = &after
+	}
+	for _, flag := range stateFlags {
+		raw, ok := first(v, flag.name)
+		if !ok {
+			continue
+		}
+		b, err := boolValue(flag.name, raw)
+		if err != nil {
+			return q, f, nil, err
+		}
+		*flag.field(&f.state) = &b
+		echo[flag.name] = b
+	}
+	severities := arrayParam(v, "severity")
+	if len(severities) > 0 {
+		if f.noneMatch, err = severityFilter(severities); err != nil {
+			return q, f, nil, err
+		}
+		echo["severity"] = severities
+	}
+	if tags := tagValues(v); len(tags) > 0 {
+		return q, f, nil, unsupportedFilter("tags", tags)
+	}
+	if raw, ok := first(v, "data"); ok && !emptyObject([]byte(raw)) {
+		return q, f, nil, unsupportedFilter("data", raw)
+	}
+	for _, name := range []string{"createdGte", "createdLte"} {
+		if raw, ok := first(v, name); ok {
+			return q, f, nil, unsupportedFilter(name, raw)
+		}
+	}
+	q.State = f.state
+	return q, f, echo, nil
+}
+
+// stateFlags are the client's state filters and the StateFilter field each sets.
+var stateFlags = []struct {
+	name  string
+	field func(*models.StateFilter) **bool
+}{
+	{"read", func(f *models.StateFilter) **bool { return &f.Read }},
+	{"seen", func(f *models.StateFilter) **bool { return &f.Seen }},
+	{"archived", func(f *models.StateFilter) **bool { return &f.Archived }},
+	{"snoozed", func(f *models.StateFilter) **bool { return &f.Snoozed }},
+}
+
+func boolValue(name, raw string) (bool, error) {
+	switch raw {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, models.Invalid(name, raw, name+" must be true or false")
+}
+
+// tagValues are the tags of a list query in any of the client's forms: tags[]=a, and
+// its groups tags[0][]=a.
+func tagValues(v url.Values) []string {
+	var out []string
+	for k, vals := range v {
+		if k == "tags" || strings.HasPrefix(k, "tags[") {
+			out = append(out, vals...)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// severityFilter checks each severity is one of the client's and reports whether none
+// of them is none, the severity of every message: then nothing matches.
+func severityFilter(severities []string) (noneMatch bool, err error) {
+	for _, s := range severities {
+		if !slices.Contains(models.Severities, s) {
+			return false, models.Invalid("severity", s, "severity must be one of "+strings.Join(models.Severities, ", "))
+		}
+	}
+	return !slices.Contains(severities, models.SeverityNone), nil
+}
+
+// unsupportedFilter refuses a filter of the client's that this server cannot apply.
+func unsupportedFilter(name string, value any) error {
+	return models.Invalid(name, value, "this server does not filter notifications by "+name+
+		" (docs/inbox.md): leave it out, or use the read, seen, archived, snoozed and severity filters")
+}
+
+// emptyObject reports whether raw is a JSON object with no members, or null.
+func emptyObject(raw []byte) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && len(m) == 0
+}
+
+// inboxCount serves GET /v1/inbox/notifications/count?filters=[...]: how many of the
+// session's in-app messages each filter matches, exactly, each answer with its filter as
+// sent.
+func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
+	if _, err := inboxCaller(r); err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	values, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
+		return
+	}
+	raw, filters, err := parseCountFilters(values)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	query := service.CountsQuery{Channel: &inAppChannel}
+	for _, f := range filters {
+		query.Filters = append(query.Filters, f.state)
+	}
+	counts, err := s.service.Counts(r.Context(), query)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	type filterCount struct {
+		Count  int             `json:"count"`
+		Filter json.RawMessage `json:"filter"`
+	}
+	out := make([]filterCount, len(filters))
+	for i, f := range filters {
+		out[i] = filterCount{Filter: raw[i]}
+		if !f.noneMatch {
+			out[i].Count = counts[i]
+		}
+	}
+	writeJSON(w, http.StatusOK, envelope{out})
+}
+
+// parseCountFilters reads the filters parameter, a JSON array of the client's
+// NotificationFilters, and returns each as sent and as parsed.
+func parseCountFilters(v url.Values) ([]json.RawMessage, []inboxFilter, error) {
+	text, ok := first(v, "filters")
+	if !ok {
+		return nil, nil, models.Invalid("filters", nil, `filters is required: a JSON array of filters, as filters=[{"read":false}]`)
+	}
+	var raw []json.RawMessage
+	if err := json.Unmarshal([]byte(text), &raw); err != nil {
+		return nil, nil, models.Invalid("filters", text, `filters must be a JSON array of filter objects, as [{"read":false}]`)
+	}
+	if len(raw) > service.MaxStateFilters {
+		return nil, nil, models.Invalid("filters", len(raw), "at most 30 filters may be counted at once")
+	}
+	out := make([]inboxFilter, len(raw))
+	for i, r := range raw {
+		f, err := parseCountFilter(r)
+		if err != nil {
+			return nil, nil, err
+		}
+		out[i] = f
+	}
+	return raw, out, nil
+}
+
+// parseCountFilter reads one filter object; members it does not know are ignored, as
+// the client's own are (contextKeys).
+func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
+	var f inboxFilter
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+		return f, models.Invalid("filters", rawValue(raw), "each filter must be a JSON object")
+	}
+	for _, flag := range stateFlags {
+		m, ok := members[flag.name]
+		if !ok || string(m) == "null" {
+			continue
+		}
+		var b bool
+		if err := json.Unmarshal(m, &b); err != nil {
+			return f, models.Invalid(flag.name, rawValue(m), flag.name+" must be true or false")
+		}
+		*flag.field(&f.state) = &b
+	}
+	if m, ok := members["severity"]; ok && string(m) != "null" {
+		var list []string
+		var one string
+		switch {
+		case json.Unmarshal(m, &one) == nil:
+			list = []string{one}
+		case json.Unmarshal(m, &list) == nil:
+		default:
+			return f, models.Invalid("severity", rawValue(m), "severity must be a severity or an array of them")
+		}
+		if len(list) > 0 {
+			var err error
+			if f.noneMatch, err = severityFilter(list); err != nil {
+				return f, err
+			}
+		}
+	}
+	if m, ok := members["tags"]; ok && !emptyTags(m) {
+		return f, unsupportedFilter("tags", rawValue(m))
+	}
+	if m, ok := members["data"]; ok && !emptyObject(m) {
+		return f, unsupportedFilter("data", rawValue(m))
+	}
+	for _, name := range []string{"createdGte", "createdLte"} {
+		if m, ok := members[name]; ok && string(m) != "null" {
+			return f, unsupportedFilter(name, rawValue(m))
+		}
+	}
+	return f, nil
+}
+
+// emptyTags reports a tags filter that filters nothing: null, [], {"or": []} or
+// {"and": []}.
+func emptyTags(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "null" {
+		return true
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) == nil {
+		return len(list) == 0
+	}
+	var form map[string][]json.RawMessage
+	if json.Unmarshal(raw, &form) != nil {
+		return false
+	}
+	for _, group := range form {
+		if len(group) > 0 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,332 @@
+// The platform's inbox API as its published client sees it: @novu/js 3.19.2 (pinned;
+// its ES-module build, headless in Node) against one server built from this checkout,
+// on a MariaDB database of its own with two environments sharing a subscriberId. Every
+// write the client makes is read back through GraphQL, the server's other API.
+
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+
+import { Novu } from '@novu/js';
+
+import { aliceA, emailsA, envA, envB, inboxA, inboxB, records, shared, unreadA } from './lib/fixture.mjs';
+import { allowedOrigin, Server } from './lib/server.mjs';
+
+const server = new Server();
+let keyA, keyA2, keyB;
+
+/** hash is what an integrator's backend computes for the client: hex HMAC-SHA256 of the subscriberId keyed with an API key. */
+const hash = (key, subscriberId) => createHmac('sha256', key).update(subscriberId).digest('hex');
+
+/** open starts a client and waits for its session: { novu, session } or { novu, error }. */
+async function open({ app, key, subscriberId = shared, subscriberHash }) {
+  const novu = new Novu({ applicationIdentifier: app, subscriberId, subscriberHash: subscriberHash ?? hash(key, subscriberId),
+    backendUrl: server.baseURL, useCache: false });
+  const { data, error } = await new Promise((resolve) => novu.on('session.initialize.resolved', resolve));
+  return { novu, session: data, error };
+}
+
+/** gql runs a GraphQL query with an environment's API key and returns its data. */
+async function gql(key, query) {
+  const res = await fetch(`${server.baseURL}/graphql`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `ApiKey ${key.key}` }, body: JSON.stringify({ query }),
+  });
+  const body = await res.json();
+  assert.equal(body.errors, undefined, JSON.stringify(body.errors));
+  return body.data;
+}
+
+/** stored is the shared subscriber's in-app messages as GraphQL reads them, by id, narrowed by a filter such as "read: true". */
+async function stored(key, filter = '') {
+  const data = await gql(key, `{ messages(subscriberId: "${shared}", channel: in_app, limit: 1000 ${filter ? `, ${filter}` : ''}) {
+    totalCount data { _id read seen archived snoozedUntil lastReadDate archivedAt cta { action { status result { type } } } } } }`);
+  return new Map(data.messages.data.map((m) => [m._id, m]));
+}
+
+/** counts is GraphQL's messageCounts of the shared subscriber's in-app messages. */
+async function counts(key) {
+  return (await gql(key, `{ messageCounts(subscriberId: "${shared}", channel: in_app) { total unread unseen archived snoozed } }`)).messageCounts;
+}
+
+/** all walks the list with page() until hasMore is false and returns every id. */
+async function walk(page) {
+  const seen = [];
+  for (let i = 0; i < 100; i++) {
+    const { data, error } = await page(seen);
+    assert.equal(error, undefined, String(error?.originalError ?? error));
+    seen.push(...data.notifications.map((n) => n.id));
+    if (!data.hasMore) return seen;
+  }
+  throw new Error('the list never ended');
+}
+
+const ids = (list) => list.map((m) => m._id);
+
+before(async () => {
+  await server.start(records);
+  keyA = await server.apiKey(envA, 'inbox-a');
+  keyA2 = await server.apiKey(envA, 'inbox-a-second');
+  keyB = await server.apiKey(envB, 'inbox-b');
+  assert.equal(keyA.app, keyA2.app, 'one environment has one application identifier');
+  assert.notEqual(keyA.app, keyB.app);
+}, { timeout: 600_000 });
+
+after(async () => {
+  await server.stop();
+});
+
+describe('session', () => {
+  test('opens with the HMAC of the subscriberId keyed with any active key of the environment', async () => {
+    for (const key of [keyA, keyA2]) {
+      const { session, error } = await open({ app: keyA.app, key: key.key });
+      assert.equal(error, undefined, String(error));
+      assert.match(session.token, /\S{20,}/);
+      assert.deepEqual(session.unreadCount, { total: unreadA, severity: { high: 0, medium: 0, low: 0, none: unreadA } });
+      assert.equal(session.totalUnreadCount, unreadA);
+      assert.equal(session.maxSnoozeDurationHours, 90 * 24);
+      assert.equal(session.removeNovuBranding, false);
+      assert.equal(session.isDevelopmentMode, false);
+    }
+    const res = await fetch(`${server.baseURL}/v1/inbox/session`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ applicationIdentifier: keyA.app, subscriberHash: hash(keyA.key, shared), subscriberId: shared }),
+    });
+    assert.equal(res.status, 201, 'a top-level subscriberId is accepted too');
+  });
+
+  test('refuses a wrong hash, another environment\'s key, another subscriber\'s hash and an unknown application', async () => {
+    for (const [name, args] of Object.entries({
+      wrongHash: { app: keyA.app, subscriberHash: hash(`${keyA.key}x`, shared) },
+      otherEnvironmentsKey: { app: keyA.app, key: keyB.key },
+      otherSubscribersHash: { app: keyA.app, subscriberHash: hash(keyA.key, 'alice') },
+      unknownApplication: { app: 'nosuchapp000', key: keyA.key },
+      noHash: { app: keyA.app, subscriberHash: '' },
+    })) {
+      const { novu, session, error } = await open(args);
+      assert.equal(session, undefined, `${name}: a session was opened`);
+      assert.equal(error?.status, 401, `${name}: ${error}`);
+      assert.equal(error.body.statusCode, 401);
+      assert.equal(JSON.stringify(error.body).includes('token'), false, `${name}: the refusal mentions a token`);
+      const listed = await novu.notifications.list();
+      assert.ok(listed.error, `${name}: the client listed without a session`);
+    }
+    const res = await fetch(`${server.baseURL}/v1/inbox/session`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ applicationIdentifier: keyA.app, subscriberHash: hash(keyA.key, '') }),
+    });
+    assert.equal(res.status, 422, 'no subscriberId');
+    const keyed = await fetch(`${server.baseURL}/v1/inbox/session`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `ApiKey ${keyA.key}` }, body: JSON.stringify({ subscriberId: shared }),
+    });
+    assert.equal(keyed.status, 201);
+    assert.deepEqual(Object.keys(await keyed.json()), ['token', 'subscriberId', 'expiresAt'], 'the API key\'s session keeps its contract');
+  });
+});
+
+describe('notifications', () => {
+  let novu;
+  before(async () => { ({ novu } = await open({ app: keyA.app, key: keyA.key })); });
+
+  test('carry every field the client maps that the record has', async () => {
+    const { data, error } = await novu.notifications.list({ limit: 1 });
+    assert.equal(error, undefined);
+    const [n] = data.notifications;
+    const m = inboxA[0];
+    assert.equal(typeof n.read, 'function', 'the client made a Notification of it');
+    assert.deepEqual({
+      id: n.id, transactionId: n.transactionId, subject: n.subject, body: n.body, isRead: n.isRead, isSeen: n.isSeen,
+      isArchived: n.isArchived, isSnoozed: n.isSnoozed, snoozedUntil: n.snoozedUntil, createdAt: n.createdAt, deliveredAt: n.deliveredAt,
+      readAt: n.readAt, firstSeenAt: n.firstSeenAt, archivedAt: n.archivedAt, channelType: n.channelType, tags: n.tags,
+      redirect: n.redirect, primaryAction: n.primaryAction, secondaryAction: n.secondaryAction, severity: n.severity,
+      workflow: n.workflow, to: { subscriberId: n.to.subscriberId, firstName: n.to.firstName, avatar: n.to.avatar, data: n.to.data },
+    }, {
+      id: m._id, transactionId: m.transactionId, subject: m.subject, body: 'Message 129', isRead: false, isSeen: false,
+      isArchived: false, isSnoozed: false, snoozedUntil: null, createdAt: m.createdAt, deliveredAt: m.deliveredAt,
+      readAt: null, firstSeenAt: null, archivedAt: null, channelType: 'in_app', tags: ['onboarding'],
+      redirect: { url: 'https://example.com/m/129' },
+      primaryAction: { label: 'Accept', isCompleted: false }, secondaryAction: { label: 'Decline', isCompleted: false }, severity: 'none',
+      workflow: { id: m._templateId, identifier: 'welcome', name: 'Welcome', critical: false, tags: ['onboarding'], severity: 'none' },
+      to: { subscriberId: shared, firstName: 'Zoë', avatar: 'https://cdn.example.com/z.png', data: { plan: 'pro' } },
+    });
+  });
+
+  test('page by offset through every in-app message, newest first, and nothing else', async () => {
+    const got = await walk((sofar) => novu.notifications.list({ limit: 25, offset: sofar.length }));
+    assert.deepEqual(got, ids(inboxA));
+    for (const other of [...emailsA, ...aliceA, ...inboxB]) assert.equal(got.includes(other._id), false);
+  });
+
+  test('page by after through the same list', async () => {
+    const got = await walk((sofar) => novu.notifications.list({ limit: 40, after: sofar.at(-1) }));
+    assert.deepEqual(got, ids(inboxA));
+  });
+
+  test('filter by read, archived and severity', async () => {
+    const unread = await walk((sofar) => novu.notifications.list({ limit: 100, offset: sofar.length, read: false, archived: false }));
+    assert.deepEqual(unread, ids(inboxA.filter((m) => !m.read)));
+    const high = await novu.notifications.list({ limit: 10, severity: 'high' });
+    assert.deepEqual(high.data.notifications, [], 'no message has a severity other than none');
+    const none = await novu.notifications.list({ limit: 10, severity: ['none'] });
+    assert.equal(none.data.notifications.length, 10);
+    const tagged = await novu.notifications.list({ limit: 10, tags: ['onboarding'] });
+    assert.equal(tagged.error?.originalError?.status, 422, 'a filter the server cannot apply is refused, not ignored');
+  });
+
+  test('count exactly, past 100, with each filter echoed', async () => {
+    const one = await novu.notifications.count({ read: false, archived: false, snoozed: false });
+    assert.equal(one.error, undefined);
+    assert.equal(one.data.count, unreadA);
+    const filters = [
+      ...['high', 'medium', 'low', 'none'].map((severity) => ({ read: false, archived: false, snoozed: false, severity })),
+      {}, { read: true }, { archived: true }, { seen: false },
+    ];
+    const many = await novu.notifications.count({ filters });
+    assert.deepEqual(many.data.counts.map((c) => c.count), [0, 0, 0, unreadA, 130, 13, 0, 130]);
+    assert.deepEqual(many.data.counts.map((c) => c.filter), filters);
+    assert.equal((await counts(keyA)).unread, unreadA, 'GraphQL counts the same');
+  });
+});
+
+describe('writes, each read back through GraphQL', () => {
+  let novu;
+  before(async () => { ({ novu } = await open({ app: keyA.app, key: keyA.key })); });
+  const target = inboxA[1]._id;
+
+  /** one finds the target among a list's notifications, as the client holds it. */
+  async function one() {
+    const { data } = await novu.notifications.list({ limit: 5 });
+    return data.notifications.find((n) => n.id === target);
+  }
+
+  test('read, unread, archive, unarchive', async () => {
+    let n = (await (await one()).read()).data;
+    assert.equal(n.isRead, true);
+    assert.equal((await stored(keyA, 'read: true')).get(target)?.lastReadDate, n.readAt);
+    assert.equal((await counts(keyA)).unread, unreadA - 1);
+
+    n = (await n.unread()).data;
+    assert.equal(n.isRead, false);
+    assert.ok((await stored(keyA, 'read: false')).has(target));
+
+    n = (await n.archive()).data;
+    assert.equal(n.isArchived, true);
+    const archived = (await stored(keyA, 'archived: true')).get(target);
+    assert.equal(archived?.archivedAt, n.archivedAt);
+    assert.equal(archived.read, true);
+
+    n = (await n.unarchive()).data;
+    assert.equal(n.isArchived, false);
+    assert.ok((await stored(keyA, 'archived: false')).has(target));
+  });
+
+  test('snooze and unsnooze', async () => {
+    const until = new Date(Date.now() + 3600_000).toISOString();
+    let n = (await novu.notifications.snooze({ notificationId: target, snoozeUntil: until })).data;
+    assert.equal(n.isSnoozed, true);
+    assert.equal(n.snoozedUntil, until);
+    assert.equal((await stored(keyA, 'snoozed: true')).get(target)?.snoozedUntil, until);
+    assert.equal((await counts(keyA)).snoozed, 1);
+    n = (await n.unsnooze()).data;
+    assert.equal(n.isSnoozed, false);
+    assert.ok((await stored(keyA, 'snoozed: false')).has(target));
+    const past = await novu.notifications.snooze({ notificationId: target, snoozeUntil: '2020-01-01T00:00:00.000Z' });
+    assert.equal(past.error?.originalError?.status, 422);
+  });
+
+  test('complete and revert the buttons', async () => {
+    let n = (await (await one()).completePrimary()).data;
+    assert.deepEqual(n.primaryAction, { label: 'Accept', isCompleted: true });
+    assert.deepEqual((await stored(keyA)).get(target).cta.action, { status: 'done', result: { type: 'primary' } });
+    n = (await n.revertPrimary()).data;
+    assert.equal(n.primaryAction.isCompleted, false);
+    assert.equal((await stored(keyA)).get(target).cta.action.status, 'pending');
+    n = (await n.completeSecondary()).data;
+    assert.deepEqual(n.secondaryAction, { label: 'Decline', isCompleted: true });
+    assert.deepEqual((await stored(keyA)).get(target).cta.action, { status: 'done', result: { type: 'secondary' } });
+  });
+
+  test('seen', async () => {
+    const n = (await (await one()).seen()).data;
+    assert.equal(n.isSeen, true);
+    assert.equal((await stored(keyA, 'seen: true')).has(target), true);
+    assert.equal((await counts(keyA)).unseen, 130 - 1);
+  });
+});
+
+describe('tenancy: two environments share the subscriberId', () => {
+  test('each client lists, counts and changes its own environment\'s subscriber only', async () => {
+    const { novu: b } = await open({ app: keyB.app, key: keyB.key });
+    const listed = await b.notifications.list({ limit: 100 });
+    assert.deepEqual(listed.data.notifications.map((n) => n.id), ids(inboxB));
+    assert.equal((await b.notifications.count({ read: false })).data.count, inboxB.length);
+
+    const before = await stored(keyA);
+    for (const change of ['read', 'archive', 'completePrimary']) {
+      const res = await b.notifications[change]({ notificationId: inboxA[2]._id });
+      assert.equal(res.error?.originalError?.status, 404, `${change} of the other environment's message`);
+    }
+    const { novu: a } = await open({ app: keyA.app, key: keyA.key });
+    const res = await a.notifications.read({ notificationId: aliceA[0]._id });
+    assert.equal(res.error?.originalError?.status, 404, 'another subscriber\'s message of the same environment');
+    assert.deepEqual(await stored(keyA), before, 'nothing of A changed');
+  });
+});
+
+describe('bulk writes', () => {
+  test('see, read and archive all, past 100 messages, and no one else\'s', async () => {
+    const { novu } = await open({ app: keyA.app, key: keyA.key });
+    const countsB = await counts(keyB);
+    assert.deepEqual(await novu.notifications.seenAll(), {});
+    assert.equal((await counts(keyA)).unseen, 0);
+    assert.deepEqual(await novu.notifications.readAll(), {});
+    assert.equal((await counts(keyA)).unread, 0);
+    assert.equal((await stored(keyA, 'read: false')).size, 0);
+    assert.deepEqual(await novu.notifications.archiveAllRead(), {});
+    assert.equal((await counts(keyA)).archived, 130);
+    await novu.notifications.unarchive({ notificationId: inboxA[0]._id });
+    assert.equal((await counts(keyA)).archived, 129);
+    assert.deepEqual(await novu.notifications.archiveAll(), {});
+    assert.deepEqual(await counts(keyA), { total: 130, unread: 0, unseen: 0, archived: 130, snoozed: 0 });
+    assert.deepEqual(await counts(keyB), countsB, 'B\'s shared-user kept hers');
+    const aliceLeft = await gql(keyA, '{ messageCounts(subscriberId: "alice", channel: in_app) { unread } }');
+    assert.equal(aliceLeft.messageCounts.unread, aliceA.length, 'A\'s other subscriber kept hers');
+    const emails = await gql(keyA, `{ messages(subscriberId: "${shared}", channel: email) { data { read archived seen } } }`);
+    assert.ok(emails.messages.data.every((m) => !m.read && !m.archived && !m.seen), 'the emails were left alone');
+  });
+});
+
+describe('preferences', () => {
+  test('the global preference and one per active workflow, as the client asks for them', async () => {
+    const { novu } = await open({ app: keyA.app, key: keyA.key });
+    const nonCritical = await novu.preferences.list();
+    assert.equal(nonCritical.error, undefined);
+    assert.deepEqual(nonCritical.data.map((p) => [p.level, p.workflow?.identifier]), [['global', undefined], ['template', 'welcome']]);
+    assert.deepEqual(nonCritical.data[1].channels, { email: true, sms: false, in_app: true, chat: false, push: false });
+    const all = await novu.preferences.list({ criticality: 'all' });
+    assert.deepEqual(all.data.map((p) => p.workflow?.identifier), [undefined, 'security-alert', 'welcome']);
+    const update = await nonCritical.data[1].update({ channels: { email: false } });
+    assert.equal(update.error?.originalError?.status, 405, 'no subscriber preferences are kept');
+  });
+});
+
+describe('CORS', () => {
+  test('a preflight from an allowed origin allows every method and header the client sends', async () => {
+    for (const method of ['GET', 'POST', 'PATCH', 'DELETE']) {
+      const res = await fetch(`${server.baseURL}/v1/inbox/notifications/${inboxA[0]._id}/read`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: allowedOrigin, 'Access-Control-Request-Method': method,
+          'Access-Control-Request-Headers': 'authorization,content-type,novu-api-version,novu-client-version',
+        },
+      });
+      assert.equal(res.status, 204);
+      assert.equal(res.headers.get('access-control-allow-origin'), allowedOrigin);
+      assert.match(res.headers.get('access-control-allow-methods'), new RegExp(method));
+      assert.match(res.headers.get('access-control-allow-headers').toLowerCase(), /novu-api-version.*novu-client-version/);
+    }
+    const refused = await fetch(`${server.baseURL}/v1/inbox/session`, {
+      method: 'OPTIONS', headers: { Origin: 'https://evil.example.net', 'Access-Control-Request-Method': 'POST' },
+    });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.headers.get('access-control-allow-origin'), null);
+  });
+});

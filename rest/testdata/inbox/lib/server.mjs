@@ -1,0 +1,89 @@
+// The server under test: built from this checkout, on a MariaDB database of its own that
+// is created for the run and dropped after it, loaded through the server's own CLI
+// (migrate, import, apikey create), with API keys sealed under a secret so the inbox
+// client's subscriberHash can be checked.
+
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import { buildServer, run, serve, stopServer, which } from '../../sdk/lib/process.mjs';
+
+/** The repository root: this directory is rest/testdata/inbox/lib. */
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
+
+/** The browser origin the server allows, for the CORS checks. */
+export const allowedOrigin = 'https://app.example.com';
+
+async function sql(statement) {
+  const client = which(['mariadb', 'mysql']);
+  if (!client) throw new Error('neither the mariadb nor the mysql client is on PATH; the suite needs MariaDB at 127.0.0.1:3306');
+  try {
+    await run(client, ['-h', '127.0.0.1', '-P', '3306', '-u', 'root', '--batch', '-e', statement], { timeout: 30_000 });
+  } catch (err) {
+    throw new Error(`MariaDB at 127.0.0.1:3306 (root, no password) refused "${statement}": ${err.stderr || err.message}`);
+  }
+}
+
+/** Server is one running instance with its database; stop() undoes whatever start() got to. */
+export class Server {
+  constructor() {
+    this.dbName = `inbox_${randomBytes(6).toString('hex')}`;
+    this.databaseURL = `mysql://root@127.0.0.1:3306/${this.dbName}`;
+    this.env = { ...process.env, API_KEY_SECRET: randomBytes(32).toString('hex') };
+    this.dbCreated = false;
+    this.proc = null;
+    this.dir = null;
+    this.baseURL = null;
+  }
+
+  async cli(...args) {
+    try {
+      const { stdout } = await run(this.binary, ['--database-url', this.databaseURL, ...args],
+        { timeout: 120_000, maxBuffer: 16 << 20, env: this.env });
+      return stdout;
+    } catch (err) {
+      throw new Error(`server ${args.join(' ')} failed (exit ${err.code}): ${err.stderr || err.message}`);
+    }
+  }
+
+  /** start builds, creates and loads the database (records: import's JSON Lines), and serves. */
+  async start(records) {
+    this.dir = await mkdtemp(join(tmpdir(), 'inbox-client-'));
+    this.binary = join(this.dir, 'server');
+    await buildServer(repoRoot, this.binary);
+    await sql(`CREATE DATABASE \`${this.dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
+    this.dbCreated = true;
+    await this.cli('migrate');
+    const file = join(this.dir, 'messages.jsonl');
+    await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    await this.cli('import', '--file', file);
+    ({ proc: this.proc, baseURL: this.baseURL } = await serve(this.binary,
+      ['--database-url', this.databaseURL, '--app-env', 'production'],
+      {
+        env: this.env,
+        serveArgs: ['--rate-limit', '100000', '--rate-burst', '100000', '--session-rate-limit', '100000',
+          '--session-rate-burst', '100000', '--cors-allowed-origins', allowedOrigin],
+      }));
+  }
+
+  /** apiKey creates a key for an environment: { key, app } (its applicationIdentifier). */
+  async apiKey(environmentID, name) {
+    const out = (await this.cli('apikey', 'create', '--environment-id', environmentID, '--name', name)).trim();
+    const app = /^applicationIdentifier: (\S+)$/m.exec(out)?.[1];
+    const key = out.split('\n').at(-1);
+    if (!app || !/^\S+$/.test(key)) throw new Error(`apikey create printed ${JSON.stringify(out)}`);
+    return { key, app };
+  }
+
+  async stop() {
+    await stopServer(this.proc);
+    try {
+      if (this.dbCreated) await sql(`DROP DATABASE IF EXISTS \`${this.dbName}\``);
+    } finally {
+      if (this.dir) await rm(this.dir, { recursive: true, force: true });
+    }
+  }
+}
