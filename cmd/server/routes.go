@@ -14,6 +14,7 @@ import (
 	"messages/models/service"
 	"messages/models/store"
 	"messages/rest"
+	"messages/rest/inboxsocket"
 )
 
 // guards are the edge's shared state and settings, built once by serve.
@@ -26,6 +27,7 @@ type guards struct {
 	idempotency    *edge.Idempotency
 	timeout        time.Duration
 	socket         transport.SocketOptions
+	inboxSocket    inboxsocket.Options
 	budget         int64
 	pool           *models.BudgetPool
 	obs            *observability
@@ -51,6 +53,9 @@ func routes(svc *service.Service, st *store.Store, logger *slog.Logger, now func
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy(), Keyless: rest.Keyless}, v1))
+	// The platform's inbox client opens its socket with the session token in the query.
+	mux.Handle("/v1/inbox/socket", e.API(edge.Mount{Errors: v1Errors, TokenQuery: "token"},
+		inboxsocket.New(svc, e.Gate(), v1Errors, logger, g.inboxSocket)))
 	mux.Handle("/graphql", e.API(edge.Mount{Errors: gqlErrors, DeferredIdempotency: graph.IdempotencyPolicy{}, WebSockets: true, JSONBodies: true},
 		edge.Methods(http.MethodGet, http.MethodPost)(gql)))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {

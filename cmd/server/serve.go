@@ -20,6 +20,7 @@ import (
 	"messages/models/service"
 	"messages/models/session"
 	"messages/models/store"
+	"messages/rest/inboxsocket"
 )
 
 // defaultReadTimeout bounds how long a request's headers and body take to arrive: a
@@ -52,6 +53,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "websocket-init-timeout", Usage: "how long a GraphQL WebSocket may stay open without connection_init before it is closed with 4408", Value: transport.DefaultSocketOptions.InitTimeout, Sources: cli.EnvVars("WEBSOCKET_INIT_TIMEOUT")},
 			&cli.IntFlag{Name: "websocket-max-subscriptions", Usage: "subscriptions one GraphQL WebSocket may hold at once; one more closes it with 4429", Value: transport.DefaultSocketOptions.MaxSubscriptions, Sources: cli.EnvVars("WEBSOCKET_MAX_SUBSCRIPTIONS")},
 			&cli.IntFlag{Name: "websocket-max-in-flight", Usage: "queries and mutations one GraphQL WebSocket may run at once; one more closes it with 4429", Value: transport.DefaultSocketOptions.MaxInFlight, Sources: cli.EnvVars("WEBSOCKET_MAX_IN_FLIGHT")},
+			&cli.IntFlag{Name: "inbox-sockets-per-subscriber", Usage: "inbox sockets (/v1/inbox/socket) one subscriber may hold open on an instance; more are refused with 429 before the upgrade", Value: inboxsocket.DefaultOptions.PerSubscriber, Sources: cli.EnvVars("INBOX_SOCKETS_PER_SUBSCRIBER")},
 			&cli.IntFlag{Name: "max-connections-per-address", Usage: "connections one client address may hold at once; more are answered 429 and closed (0: unbounded; behind a load balancer every client has its address)", Value: edge.DefaultMaxConnectionsPerAddress, Sources: cli.EnvVars("MAX_CONNECTIONS_PER_ADDRESS")},
 			&cli.IntFlag{Name: "max-unauthenticated-connections", Usage: "connections, all addresses together, on which nothing was authenticated yet; more are answered 503 and closed (0: unbounded)", Value: edge.DefaultMaxUnauthenticatedConnections, Sources: cli.EnvVars("MAX_UNAUTHENTICATED_CONNECTIONS")},
 			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
@@ -87,6 +89,7 @@ func (a *app) serveCommand() *cli.Command {
 				eventRetention: cmd.Duration("events-retention"),
 				socket: transport.SocketOptions{Ping: cmd.Duration("websocket-ping"), InitTimeout: cmd.Duration("websocket-init-timeout"),
 					MaxSubscriptions: cmd.Int("websocket-max-subscriptions"), MaxInFlight: cmd.Int("websocket-max-in-flight")},
+				inboxSocket: inboxsocket.Options{PerSubscriber: cmd.Int("inbox-sockets-per-subscriber")},
 				connections: edge.ConnectionOptions{PerAddress: cmd.Int("max-connections-per-address"), Unauthenticated: cmd.Int("max-unauthenticated-connections")},
 				readTimeout: cmd.Duration("read-timeout"),
 				budget:      int64(cmd.Int("response-budget")),
@@ -115,6 +118,8 @@ type serveOptions struct {
 	readTimeout time.Duration
 	// socket bounds each GraphQL WebSocket.
 	socket transport.SocketOptions
+	// inboxSocket bounds the platform's inbox sockets.
+	inboxSocket inboxsocket.Options
 	// connections bound the connections held per client address and unauthenticated.
 	connections edge.ConnectionOptions
 	// budget and budgetTotal bound the bytes one request and all requests in flight hold.
@@ -216,7 +221,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	l.handler.set(routes(svc, st, logger, now, c, demo.key, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter, addressLimiter: d.addressLimiter,
 		cors: edge.CORS(o.cors), origins: o.cors.Allows(), idempotency: idempotency, timeout: o.requestTimeout,
-		socket: o.socket, budget: o.budget, pool: pool, obs: obs}))
+		socket: o.socket, inboxSocket: o.inboxSocket, budget: o.budget, pool: pool, obs: obs}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	a.announce(c, l.ln.Addr(), demo)
 	return l.wait(ctx)

@@ -67,6 +67,8 @@ type Subscription struct {
 	events chan *Event
 	done   chan struct{} // closed by Close
 	once   sync.Once
+	// ready, when set, is called after each event is queued (SubscribeReady).
+	ready func()
 
 	mu      sync.Mutex
 	gone    bool  // the client closed the subscription
@@ -91,7 +93,17 @@ type Subscription struct {
 // live; without, it starts with the changes committed from now on. ctx is the
 // subscription's: its database reads stop with it. Close ends the subscription.
 func (f *Feed) Subscribe(ctx context.Context, filter models.ChangeFilter, from *Resume) *Subscription {
-	s := &Subscription{feed: f, filter: filter, ctx: ctx,
+	return f.SubscribeReady(ctx, filter, from, nil)
+}
+
+// SubscribeReady is Subscribe for a client that parks no goroutine on Events: ready,
+// when not nil, is called each time an event has been queued (the last one included,
+// after the stream is closed), and the client then takes what is queued without
+// waiting. ready is called with the feed's locks held: it must not block, and it must
+// not call back into the feed or the subscription; starting a goroutine is what it is
+// for.
+func (f *Feed) SubscribeReady(ctx context.Context, filter models.ChangeFilter, from *Resume, ready func()) *Subscription {
+	s := &Subscription{feed: f, filter: filter, ctx: ctx, ready: ready,
 		events: make(chan *Event, min(f.o.Buffer, streamBuffer)), done: make(chan struct{})}
 	if from != nil {
 		s.floor = from.replayAfter(f.o.Lookback)
@@ -144,6 +156,7 @@ func (s *Subscription) offer(c *models.Change) {
 		s.backlog = append(s.backlog, c)
 	case len(s.events) < cap(s.events):
 		s.events <- s.event(c)
+		s.notify()
 	default:
 		s.pumping = true
 		s.backlog = append(s.backlog, c)
@@ -301,6 +314,7 @@ func (s *Subscription) send(c *models.Change, latest map[string]models.Position)
 	s.mu.Unlock()
 	select {
 	case s.events <- e:
+		s.notify()
 		return true
 	default:
 	}
@@ -308,6 +322,7 @@ func (s *Subscription) send(c *models.Change, latest map[string]models.Position)
 	defer t.Stop()
 	select {
 	case s.events <- e:
+		s.notify()
 		return true
 	case <-s.done:
 		return false
@@ -338,6 +353,14 @@ func (s *Subscription) final(err error) {
 		s.events <- ev
 	}
 	close(s.events)
+	s.notify()
+}
+
+// notify tells a SubscribeReady client that events are queued.
+func (s *Subscription) notify() {
+	if s.ready != nil {
+		s.ready()
+	}
 }
 
 // replayAfter is the position resuming from r reads after: the lookback window before

@@ -18,6 +18,10 @@ type EventsQuery struct {
 	// After is the cursor of the last event a client received: the stream first delivers
 	// what changed since, then continues live.
 	After *string
+	// Ready, when set, is called without blocking each time events are queued, for a
+	// client that takes them as they come instead of waiting on the stream
+	// (changefeed.Feed.SubscribeReady says what it may do).
+	Ready func()
 }
 
 // Events opens a stream of the changes to the caller's messages; it ends when ctx does.
@@ -43,7 +47,7 @@ func (s *Service) Events(ctx context.Context, q EventsQuery) (*changefeed.Subscr
 			return nil, err
 		}
 	}
-	sub := s.feed.Subscribe(ctx, filter, from)
+	sub := s.feed.SubscribeReady(ctx, filter, from, q.Ready)
 	context.AfterFunc(ctx, sub.Close)
 	return sub, nil
 }

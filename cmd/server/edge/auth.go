@@ -19,6 +19,13 @@ type Authenticator interface {
 // never logged. With upgrades, WebSocket upgrades pass unauthenticated, for a mount that
 // authenticates them in their first message.
 func Authenticate(g *Gate, errs ErrorWriter, upgrades bool) Middleware {
+	return authenticate(g, Mount{Errors: errs, WebSockets: upgrades})
+}
+
+// authenticate is Authenticate for mount m: with m.TokenQuery, a WebSocket upgrade
+// without an Authorization header presents the session token of that query parameter.
+func authenticate(g *Gate, m Mount) Middleware {
+	errs, upgrades := m.Errors, m.WebSockets
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if upgrades && WebSocket(r) {
@@ -27,7 +34,7 @@ func Authenticate(g *Gate, errs ErrorWriter, upgrades bool) Middleware {
 				next.ServeHTTP(w, r)
 				return
 			}
-			ctx, err := g.Open(r.Context(), r.Header.Get("Authorization"))
+			ctx, err := g.Open(r.Context(), credential(r, m.TokenQuery))
 			if err != nil {
 				closeUnread(w, r)
 				errs.WriteError(w, r, err)
@@ -45,4 +52,16 @@ func closeUnread(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}
+}
+
+// credential is r's Authorization header; for a WebSocket upgrade without one, the
+// session token in the query parameter tokenQuery (when set), as a bearer credential.
+func credential(r *http.Request, tokenQuery string) string {
+	if h := r.Header.Get("Authorization"); h != "" || tokenQuery == "" || !WebSocket(r) {
+		return h
+	}
+	if token := r.URL.Query().Get(tokenQuery); token != "" {
+		return "Bearer " + token
+	}
+	return ""
 }

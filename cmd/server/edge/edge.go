@@ -96,6 +96,12 @@ type Mount struct {
 	// WebSockets says the mount takes WebSocket upgrades and authenticates them in their
 	// first message (GraphQL's connection_init); their origin is checked here.
 	WebSockets bool
+	// TokenQuery, when set, says the mount takes WebSocket upgrades that carry a session
+	// token in this query parameter instead of an Authorization header (browsers cannot
+	// set headers on a WebSocket; the platform's inbox client sends ?token=): the upgrade
+	// is authenticated with it before it is accepted, as a request's header would be, and
+	// its origin is checked here. Requests that are not upgrades still need the header.
+	TokenQuery string
 	// JSONBodies refuses POST bodies that are not JSON (415) and bounds them to
 	// MaxBodyBytes (413), for a mount whose handler would answer them less clearly.
 	JSONBodies bool
@@ -172,7 +178,7 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 		MountErrors(m.Errors),
 		Operation(e.gate),
 		websocketOrigins(m, e.o.Origins),
-		Authenticate(e.gate, m.Errors, m.WebSockets),
+		authenticate(e.gate, m),
 		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
 	}
 	if m.Idempotency != nil {
@@ -199,7 +205,7 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 }
 
 func websocketOrigins(m Mount, allowed func(string) bool) Middleware {
-	if !m.WebSockets {
+	if !m.WebSockets && m.TokenQuery == "" {
 		return nil
 	}
 	return WebSocketOrigins(allowed, m.Errors)
