@@ -162,7 +162,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Time{})
 	_ = rc.SetWriteDeadline(time.Time{})
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
+	ws, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{
 		// The edge checked the origin, with the same list as CORS.
 		InsecureSkipVerify: true,
 	})
