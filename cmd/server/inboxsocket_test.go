@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -377,5 +378,38 @@ func TestInboxSocket(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// How long the badge takes to move after a plain INSERT by another writer: 20 inserts,
+// each timed from the INSERT's return to the unread_count_changed that counts it.
+// docs/inbox.md has the figures.
+func TestInboxSocketBadgeLatency(t *testing.T) {
+	w := newSessionWorld(t, "mysql")
+	alice := mustDialInbox(t, w.srv.base, w.token(t, "alice"))
+	unread, _ := unreadInApp(t, w, w.alice1.SubscriberID)
+	var took []time.Duration
+	for range 20 {
+		dbtest.RawMessage(t, w.store.DB(), w.env, w.alice1.SubscriberID, nil)
+		inserted := time.Now()
+		unread++
+		for {
+			e := alice.next(t, 3*time.Second)
+			if e.Event == "unread_count_changed" {
+				if e.Data.Counts.Total != unread {
+					t.Fatalf("badge says %d, want %d", e.Data.Counts.Total, unread)
+				}
+				took = append(took, time.Since(inserted))
+				break
+			}
+		}
+		// Apart, and at varying phases of the feed's poll.
+		time.Sleep(time.Duration(50+len(took)*7%60) * time.Millisecond)
+	}
+	slices.Sort(took)
+	t.Logf("badge after a raw INSERT, %d inserts: median %s, p90 %s, max %s", len(took),
+		took[len(took)/2].Round(time.Millisecond), took[len(took)*9/10].Round(time.Millisecond), took[len(took)-1].Round(time.Millisecond))
+	if took[len(took)-1] > time.Second {
+		t.Errorf("the badge took %s, want within a second", took[len(took)-1])
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -405,6 +406,96 @@ func TestFeedShutdown(t *testing.T) {
 		}
 		if _, ok := <-sub.Events(); ok {
 			t.Fatal("stream still open")
+		}
+	})
+}
+
+// A client that parks no goroutine on its stream takes events only when told they are
+// queued (SubscribeReady), as the inbox socket does: it gets a burst past the queue
+// exactly once, then the stream's end.
+func TestFeedSubscribeReady(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		w := newWorld(t, s, changefeed.Options{Buffer: 5})
+		var (
+			sub    *changefeed.Subscription
+			opened = make(chan struct{})
+			taking atomic.Bool
+			got    = make(chan *changefeed.Event, 1000)
+		)
+		// take is the client: it takes what is queued, then ends; an event queued after it
+		// found none is its to take.
+		var take func()
+		take = func() {
+			<-opened
+			for {
+				for more := true; more; {
+					select {
+					case e, ok := <-sub.Events():
+						if !ok {
+							close(got)
+							return
+						}
+						got <- e
+						time.Sleep(100 * time.Microsecond)
+					default:
+						more = false
+					}
+				}
+				taking.Store(false)
+				if len(sub.Events()) == 0 || !taking.CompareAndSwap(false, true) {
+					return
+				}
+			}
+		}
+		ready := func() {
+			if taking.CompareAndSwap(false, true) {
+				go take()
+			}
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		sub = w.feed.SubscribeReady(ctx, models.ChangeFilter{EnvironmentID: w.tn.Env.ID, SubscriberID: ptr("bob")}, nil, ready)
+		close(opened)
+		want := map[string]bool{}
+		err := s.DB().Transaction(func(tx *gorm.DB) error {
+			for range 150 {
+				want[dbtest.RawMessage(t, tx, w.tn.Env, w.bob.ID, nil)] = true
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[string]int{}
+		timeout := time.After(20 * time.Second)
+		for len(seen) < len(want) {
+			select {
+			case e := <-got:
+				if e.Err != nil {
+					t.Fatalf("stream ended: %v", e.Err)
+				}
+				if !want[e.Change.Message.ID] {
+					t.Fatalf("message %s is not bob's burst", e.Change.Message.ID)
+				}
+				if seen[e.Change.Message.ID]++; seen[e.Change.Message.ID] > 1 {
+					t.Fatalf("message %s delivered twice", e.Change.Message.ID)
+				}
+			case <-timeout:
+				t.Fatalf("%d of %d events taken", len(seen), len(want))
+			}
+		}
+		if w.feed.Stats().Refills.Load() == 0 {
+			t.Fatal("the burst never overflowed the queue: the test proves nothing")
+		}
+		w.feed.Shutdown()
+		select {
+		case e := <-got:
+			if e == nil || !errors.Is(e.Err, changefeed.ErrShuttingDown) {
+				t.Fatalf("after the burst: %+v", e)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the stream's end was never signalled")
 		}
 	})
 }
