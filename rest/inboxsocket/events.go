@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
-	"strings"
 
 	"messages/models"
 )
@@ -20,10 +19,6 @@ import (
 //
 // The client answers nothing and ignores "pong", which the server sends for each "ping".
 
-// severities are the client's severity levels; messages carry none, so every count is
-// the "none" level's.
-var severities = []string{"high", "medium", "low", "none"}
-
 // pong answers the client's "ping".
 var pong = []byte("pong")
 
@@ -32,7 +27,7 @@ func unreadCountChanged(total int) []byte {
 	b := []byte(`{"event":"unread_count_changed","data":{"counts":{"total":`)
 	b = strconv.AppendInt(b, int64(total), 10)
 	b = append(b, `,"severity":{`...)
-	for i, s := range severities {
+	for i, s := range models.Severities {
 		if i > 0 {
 			b = append(b, ',')
 		}
@@ -40,7 +35,7 @@ func unreadCountChanged(total int) []byte {
 		b = append(b, s...)
 		b = append(b, `":`...)
 		n := 0
-		if s == "none" {
+		if s == models.SeverityNone {
 			n = total
 		}
 		b = strconv.AppendInt(b, int64(n), 10)
@@ -59,41 +54,20 @@ func unseenCountChanged(total int) []byte {
 // field, cta included), with content as the in-app body the client shows (the client
 // maps content to the notification's body, which it renders as text: the /v1 array of
 // blocks would show as "[object Object]"), and the fields of the platform's message the
-// client copies that the /v1 form does not have.
+// client copies that the /v1 form does not have. Body, tags, workflow and severity are
+// the inbox API's (models.NewInboxNotification), so the socket and the list agree.
 type socketMessage struct {
 	*models.Message
-	Content  string         `json:"content"`
-	Tags     []string       `json:"tags"`
-	Workflow *inboxWorkflow `json:"workflow,omitempty"`
-	Severity string         `json:"severity"`
-}
-
-// inboxWorkflow is the template a message came from, as the client's Workflow.
-type inboxWorkflow struct {
-	ID         string   `json:"id"`
-	Identifier string   `json:"identifier"`
-	Name       string   `json:"name"`
-	Critical   bool     `json:"critical"`
-	Tags       []string `json:"tags"`
-	Severity   string   `json:"severity"`
+	Content  string                `json:"content"`
+	Tags     []string              `json:"tags"`
+	Workflow *models.InboxWorkflow `json:"workflow,omitempty"`
+	Severity string                `json:"severity"`
 }
 
 // notificationReceived announces m, a message new to the subscriber's inbox.
 func notificationReceived(m *models.Message) ([]byte, error) {
-	sm := socketMessage{Message: m, Content: body(m), Tags: []string{}, Severity: "none"}
-	if t := m.Template; t != nil {
-		w := &inboxWorkflow{ID: t.ID, Identifier: m.TemplateIdentifier, Name: t.Name, Critical: t.Critical, Tags: t.Tags, Severity: "none"}
-		if len(t.Triggers) > 0 && t.Triggers[0].Identifier != "" {
-			w.Identifier = t.Triggers[0].Identifier
-		}
-		if w.Identifier == "" {
-			w.Identifier = t.ID
-		}
-		if w.Tags == nil {
-			w.Tags = []string{}
-		}
-		sm.Workflow, sm.Tags = w, w.Tags
-	}
+	n := models.NewInboxNotification(m)
+	sm := socketMessage{Message: m, Content: n.Body, Tags: n.Tags, Workflow: n.Workflow, Severity: n.Severity}
 	var b bytes.Buffer
 	b.WriteString(`{"event":"notification_received","data":{"message":`)
 	enc := json.NewEncoder(&b)
@@ -104,18 +78,4 @@ func notificationReceived(m *models.Message) ([]byte, error) {
 	b.Truncate(b.Len() - 1) // Encode's newline
 	b.WriteString("}}")
 	return b.Bytes(), nil
-}
-
-// body is the text of m's content blocks, one per line; its title when it has none.
-func body(m *models.Message) string {
-	var lines []string
-	for _, b := range m.Content {
-		if b.Type == "text" && b.Content != "" {
-			lines = append(lines, b.Content)
-		}
-	}
-	if len(lines) == 0 {
-		return m.Title
-	}
-	return strings.Join(lines, "\n")
 }
