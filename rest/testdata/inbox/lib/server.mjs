@@ -27,9 +27,13 @@ async function sql(statement) {
   }
 }
 
-/** Server is one running instance with its database; stop() undoes whatever start() got to. */
+/**
+ * Server is one running instance with its database; stop() undoes whatever start() got
+ * to. origins are the browser origins it allows (allowedOrigin unless given).
+ */
 export class Server {
-  constructor() {
+  constructor({ origins = [allowedOrigin] } = {}) {
+    this.origins = origins;
     this.dbName = `inbox_${randomBytes(6).toString('hex')}`;
     this.databaseURL = `mysql://root@127.0.0.1:3306/${this.dbName}`;
     this.env = { ...process.env, API_KEY_SECRET: randomBytes(32).toString('hex') };
@@ -65,8 +69,13 @@ export class Server {
       {
         env: this.env,
         serveArgs: ['--rate-limit', '100000', '--rate-burst', '100000', '--session-rate-limit', '100000',
-          '--session-rate-burst', '100000', '--cors-allowed-origins', allowedOrigin],
+          '--session-rate-burst', '100000', '--cors-allowed-origins', this.origins.join(',')],
       }));
+  }
+
+  /** sql runs statement on the server's database with the mariadb client: a writer that is not this server. */
+  async sql(statement) {
+    await sql(`USE \`${this.dbName}\`; ${statement}`);
   }
 
   /** apiKey creates a key for an environment: { key, app } (its applicationIdentifier). */
