@@ -133,6 +133,9 @@ func TestInboxSession(t *testing.T) {
 			t.Fatalf("no token in %s", res.body)
 		}
 		delete(data, "token")
+		if want := models.NewTime(clock.Truncate(time.Second).Add(24 * time.Hour)).String(); data["expiresAt"] != want {
+			t.Errorf("expiresAt = %v, want %s: a day, since the client never renews its session", data["expiresAt"], want)
+		}
 		delete(data, "expiresAt")
 		want := map[string]any{
 			"totalUnreadCount":   3.0,
