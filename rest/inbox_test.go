@@ -133,6 +133,9 @@ func TestInboxSession(t *testing.T) {
 			t.Fatalf("no token in %s", res.body)
 		}
 		delete(data, "token")
+		if want := models.NewTime(clock.Truncate(time.Second).Add(24 * time.Hour)).String(); data["expiresAt"] != want {
+			t.Errorf("expiresAt = %v, want %s: a day, since the client never renews its session", data["expiresAt"], want)
+		}
 		delete(data, "expiresAt")
 		want := map[string]any{
 			"totalUnreadCount":   3.0,
@@ -160,6 +163,7 @@ func TestInboxSession(t *testing.T) {
 			{"session401OtherEnvironmentsKey", sessionBody(a.app, hashOf(b.Key, "shared"), "shared"), 401},
 			{"session401OtherSubscribersHash", sessionBody(a.app, hashOf(a.Key, "someone"), "shared"), 401},
 			{"session401UnknownApplication", sessionBody("nosuchapp000", hashOf(a.Key, "shared"), "shared"), 401},
+			{"session401NoCredentialAtAll", `{"subscriberId":"shared"}`, 401},
 			{"session401NoHash", `{"applicationIdentifier":"` + a.app + `","subscriber":{"subscriberId":"shared"}}`, 401},
 			{"session422NoSubscriber", `{"applicationIdentifier":"` + a.app + `","subscriberHash":"` + hashOf(a.Key, "") + `"}`, 422},
 			{"session422NoApplication", `{"subscriberHash":"` + hashOf(a.Key, "shared") + `","subscriberId":"shared"}`, 422},
@@ -171,8 +175,8 @@ func TestInboxSession(t *testing.T) {
 			t.Run(tt.name, func(t *testing.T) {
 				res := api.call(t, http.MethodPost, "/v1/inbox/session", "", tt.body)
 				errorBody(t, res, tt.status, "/v1/inbox/session")
-				if strings.Contains(string(res.body), "token") {
-					t.Errorf("a refusal mentions a token: %s", res.body)
+				if strings.Contains(string(res.body), `"token"`) {
+					t.Errorf("a refusal carries a token: %s", res.body)
 				}
 			})
 		}

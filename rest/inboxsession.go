@@ -82,7 +82,7 @@ func newUnreadCount(total int) InboxUnreadCount {
 // platform's inbox client opens a session with the environment's application
 // identifier and the subscriberHash its integrator's backend computed. A hash that
 // matches no active key of that environment, or an unknown identifier, is 401 and no
-// token.
+// token; so is a body with neither, which is no credential of either contract.
 func (s *Server) openInboxSession(w http.ResponseWriter, r *http.Request) {
 	var body inboxSessionBody
 	if err := readJSONObject(w, r, &body); err != nil {
@@ -92,6 +92,12 @@ func (s *Server) openInboxSession(w http.ResponseWriter, r *http.Request) {
 	req, err := parseInboxSession(body)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
+		return
+	}
+	if req.ApplicationIdentifier == "" && req.SubscriberHash == "" {
+		// Neither contract's credential: a backend that forgot its key is told so.
+		s.errors.WriteError(w, r, models.Errorf(models.EUNAUTHORIZED, "API key or session token required: send Authorization: ApiKey <key> "+
+			"from your backend, or, as the platform's inbox client does, applicationIdentifier and subscriberHash"))
 		return
 	}
 	opened, err := s.service.OpenInboxSession(r.Context(), req)

@@ -31,8 +31,9 @@ type InboxSession struct {
 
 // OpenInboxSession verifies r's subscriberHash against each active API key of the
 // environment r names and, when one matches, issues a session token for the subscriber
-// as that key would (revoking the key ends it), creating the subscriber if the
-// environment does not know it yet. Any mismatch is the same unauthorized answer.
+// as that key would (revoking the key ends it), valid for session.MaxTTL, creating the
+// subscriber if the environment does not know it yet. Any mismatch is the same
+// unauthorized answer.
 func (s *Service) OpenInboxSession(ctx context.Context, r InboxSessionRequest) (*InboxSession, error) {
 	sub := r.Subscriber.SubscriberID
 	if err := checkText("subscriberId", sub); err != nil {
@@ -79,7 +80,9 @@ func (s *Service) OpenInboxSession(ctx context.Context, r InboxSessionRequest) (
 		return nil, err
 	}
 	caller := models.Caller{KeyID: keyID, EnvironmentID: env.ID, OrganizationID: env.OrganizationID}
-	token, expiresAt, err := s.sessions.Issue(caller, sub, session.DefaultTTL)
+	// The inbox client opens its session once, when it starts, and never renews it: it is
+	// issued for the longest a session lasts, so a page left open for a day keeps working.
+	token, expiresAt, err := s.sessions.Issue(caller, sub, session.MaxTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,8 @@ func (n namedErrors) WriteError(w http.ResponseWriter, _ *http.Request, err erro
 		status = s.HTTPStatus()
 	case models.ErrorCode(err) == models.EUNAUTHORIZED:
 		status = http.StatusUnauthorized
+	case models.ErrorCode(err) == models.ERATELIMITED:
+		status = http.StatusTooManyRequests
 	}
 	w.WriteHeader(status)
 	_, _ = io.WriteString(w, string(n))
