@@ -103,6 +103,11 @@ type StateTarget struct {
 	MessageIDs   []string
 	Channel      *ChannelType
 	Filter       StateFilter
+	// Tags narrows a change of all messages to those of workflows with these tags
+	// (groups, each met by any of its tags): the inbox client's tags filter. The service
+	// resolves them to TemplateIDs, which the store applies.
+	Tags        [][]string
+	TemplateIDs []string
 }
 
 // MaxStateMessageIDs bounds the messages one change names.

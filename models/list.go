@@ -20,6 +20,9 @@ type ListFilter struct {
 	// SubscriberID is the external subscriber id (Subscriber.subscriberId).
 	SubscriberID   *string
 	TransactionIDs []string
+	// TemplateIDs keeps messages of these templates (workflows) only: the inbox client's
+	// tags filter, resolved to the workflows that carry the tags.
+	TemplateIDs []string
 	// StateFilter narrows by read, seen, archived and snoozed.
 	StateFilter
 }
@@ -28,15 +31,15 @@ type ListFilter struct {
 // subscriber, channel and inbox state; any other filter (transaction ids) is counted with
 // COUNT over its rows. A new filter field is added here as one or the other.
 func (f ListFilter) Counted() bool {
-	return len(f.TransactionIDs) == 0
+	return len(f.TransactionIDs) == 0 && len(f.TemplateIDs) == 0
 }
 
 // AppendKey appends a canonical encoding of f: equal for the same filter however it was
 // spelled (transaction ids in any order, repeated), different for different filters.
 // Cursors are signed over it (so a cursor works only for its filter) and the store keys
 // page boundaries by it; a new filter field is added here once. Fields in a fixed order,
-// each length-prefixed; the state filter only when there is one, so the encoding of a
-// filter without one is what it was before the state filter existed.
+// each length-prefixed; the state filter and the templates only when there are some, so
+// the encoding of a filter without them is what it was before they existed.
 func (f ListFilter) AppendKey(b []byte) []byte {
 	var channel string
 	if f.Channel != nil {
@@ -65,6 +68,15 @@ func (f ListFilter) AppendKey(b []byte) []byte {
 			default:
 				b = append(b, 1)
 			}
+		}
+	}
+	if len(f.TemplateIDs) > 0 {
+		// Only when there are some, as for the state filter.
+		templates := slices.Compact(slices.Sorted(slices.Values(f.TemplateIDs)))
+		b = append(b, 't')
+		b = binary.AppendUvarint(b, uint64(len(templates)))
+		for _, id := range templates {
+			b = appendKeyString(b, id)
 		}
 	}
 	return b

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -74,14 +75,16 @@ func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
 // inboxFilter is one of the client's NotificationFilters in the service's terms.
 type inboxFilter struct {
 	state models.StateFilter
+	// tags are the workflow tags of the messages to count (count filters only).
+	tags [][]string
 	// noneMatch is set when the filter asks only for severities no message has: every
 	// message's severity is none.
 	noneMatch bool
 }
 
-// parseInboxQuery reads the list's query values: limit, offset, after, the state flags
-// and severity. Filters this server cannot apply (tags, data, createdGte, createdLte)
-// are refused by name rather than ignored, which would answer messages they exclude.
+// parseInboxQuery reads the list's query values: limit, offset, after, the state flags,
+// severity and tags. Filters this server cannot apply (data, createdGte, createdLte) are
+// refused by name rather than ignored, which would answer messages they exclude.
 func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]any, error) {
 	q := service.InboxQuery{Channel: &inAppChannel, Parts: models.ListOptions{Subscribers: true, Templates: true}}
 	var f inboxFilter
@@ -115,8 +118,11 @@ func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]
 		}
 		echo["severity"] = severities
 	}
-	if tags := tagValues(v); len(tags) > 0 {
-		return q, f, nil, unsupportedFilter("tags", tags)
+	if q.Tags, err = queryTags(v); err != nil {
+		return q, f, nil, err
+	}
+	if len(q.Tags) > 0 {
+		echo["tags"] = echoTags(q.Tags)
 	}
 	if raw, ok := first(v, "data"); ok && !emptyObject([]byte(raw)) {
 		return q, f, nil, unsupportedFilter("data", raw)
@@ -151,16 +157,89 @@ func boolValue(name, raw string) (bool, error) {
 	return false, models.Invalid(name, raw, name+" must be true or false")
 }
 
-// tagValues are the tags of a list query in any of the client's forms: tags[]=a, and
-// its groups tags[0][]=a.
-func tagValues(v url.Values) []string {
-	var out []string
+// queryTags reads the list's tags in the client's two forms: one group, tags[]=a&tags[]=b
+// (a or b), or several, tags[0][]=a&tags[1][]=b (a and b). Other bracketed forms are
+// refused by name rather than ignored.
+func queryTags(v url.Values) ([][]string, error) {
+	var flat []string
+	indexed := map[int][]string{}
 	for k, vals := range v {
-		if k == "tags" || strings.HasPrefix(k, "tags[") {
-			out = append(out, vals...)
+		switch {
+		case k == "tags" || k == "tags[]":
+			flat = append(flat, vals...)
+		case strings.HasPrefix(k, "tags["):
+			n, ok := bracketIndex(strings.TrimSuffix(strings.TrimPrefix(k, "tags["), "[]"))
+			if !ok || !strings.HasSuffix(k, "][]") {
+				return nil, models.Invalid("tags", quotedKey(k), "tags is sent as tags[]=a, or in groups as tags[0][]=a&tags[1][]=b")
+			}
+			indexed[n] = append(indexed[n], vals...)
 		}
 	}
-	slices.Sort(out)
+	var groups [][]string
+	if len(flat) > 0 {
+		groups = append(groups, flat)
+	}
+	for _, n := range slices.Sorted(maps.Keys(indexed)) {
+		groups = append(groups, indexed[n])
+	}
+	return groups, nil
+}
+
+// echoTags is a list's tags filter as the client spells it: one group as its tags, several
+// as {"and": [{"or": [...]}, ...]}.
+func echoTags(groups [][]string) any {
+	if len(groups) == 1 {
+		return groups[0]
+	}
+	and := make([]map[string][]string, len(groups))
+	for i, g := range groups {
+		and[i] = map[string][]string{"or": g}
+	}
+	return map[string]any{"and": and}
+}
+
+// jsonTags reads a tags filter of a JSON body or count filter in the client's forms:
+// ["a", "b"] or {"or": ["a", "b"]} (a or b), {"and": [{"or": ["a"]}, {"or": ["b"]}]} (a
+// and b); null and empty forms filter nothing.
+func jsonTags(raw json.RawMessage) ([][]string, error) {
+	refused := models.Invalid("tags", rawValue(raw), `tags must be ["a", ...], {"or": ["a", ...]} or {"and": [{"or": ["a", ...]}, ...]}`)
+	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return nil, nil
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		return nonEmptyGroups([][]string{list}), nil
+	}
+	var form struct {
+		Or  *[]string `json:"or"`
+		And *[]struct {
+			Or []string `json:"or"`
+		} `json:"and"`
+	}
+	if err := json.Unmarshal(raw, &form); err != nil || (form.Or != nil) == (form.And != nil) {
+		if err == nil && form.Or == nil && form.And == nil && emptyObject(raw) {
+			return nil, nil
+		}
+		return nil, refused
+	}
+	if form.Or != nil {
+		return nonEmptyGroups([][]string{*form.Or}), nil
+	}
+	groups := make([][]string, 0, len(*form.And))
+	for _, g := range *form.And {
+		groups = append(groups, g.Or)
+	}
+	return nonEmptyGroups(groups), nil
+}
+
+// nonEmptyGroups drops empty groups, which the client's own filtering ignores too.
+func nonEmptyGroups(groups [][]string) [][]string {
+	var out [][]string
+	for _, g := range groups {
+		if len(g) > 0 {
+			out = append(out, g)
+		}
+	}
 	return out
 }
 
@@ -178,7 +257,7 @@ func severityFilter(severities []string) (noneMatch bool, err error) {
 // unsupportedFilter refuses a filter of the client's that this server cannot apply.
 func unsupportedFilter(name string, value any) error {
 	return models.Invalid(name, value, "this server does not filter notifications by "+name+
-		" (docs/inbox.md): leave it out, or use the read, seen, archived, snoozed and severity filters")
+		" (docs/inbox.md): leave it out, or use the read, seen, archived, snoozed, severity and tags filters")
 }
 
 // emptyObject reports whether raw is a JSON object with no members, or null.
@@ -205,11 +284,11 @@ func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	query := service.CountsQuery{Channel: &inAppChannel}
-	for _, f := range filters {
-		query.Filters = append(query.Filters, f.state)
+	query := make([]service.InboxFilter, len(filters))
+	for i, f := range filters {
+		query[i] = service.InboxFilter{State: f.state, Tags: f.tags}
 	}
-	counts, err := s.service.Counts(r.Context(), query)
+	counts, err := s.service.InboxCounts(r.Context(), nil, &inAppChannel, query)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
@@ -289,8 +368,9 @@ func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
 			}
 		}
 	}
-	if m, ok := members["tags"]; ok && !emptyTags(m) {
-		return f, unsupportedFilter("tags", rawValue(m))
+	var err error
+	if f.tags, err = jsonTags(members["tags"]); err != nil {
+		return f, err
 	}
 	if m, ok := members["data"]; ok && !emptyObject(m) {
 		return f, unsupportedFilter("data", rawValue(m))
@@ -301,27 +381,4 @@ func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
 		}
 	}
 	return f, nil
-}
-
-// emptyTags reports a tags filter that filters nothing: null, [], {"or": []} or
-// {"and": []}.
-func emptyTags(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if string(raw) == "null" {
-		return true
-	}
-	var list []json.RawMessage
-	if json.Unmarshal(raw, &list) == nil {
-		return len(list) == 0
-	}
-	var form map[string][]json.RawMessage
-	if json.Unmarshal(raw, &form) != nil {
-		return false
-	}
-	for _, group := range form {
-		if len(group) > 0 {
-			return false
-		}
-	}
-	return true
 }

@@ -310,8 +310,8 @@ func TestInboxNotifications(t *testing.T) {
 			name, query, auth, field string
 			status                   int
 		}{
-			{"list422Tags", "?tags[]=billing", sessA, "tags", 422},
-			{"list422TagGroups", "?tags[0][]=billing", sessA, "tags", 422},
+			{"list422TagsForm", "?tags[x]=billing", sessA, "tags", 422},
+			{"list422TooManyTags", "?" + strings.Repeat("tags[]=a&", 31), sessA, "tags", 422},
 			{"list422Data", "?data=%7B%22a%22%3A1%7D", sessA, "data", 422},
 			{"list422CreatedGte", "?createdGte=1", sessA, "createdGte", 422},
 			{"list422Read", "?read=yes", sessA, "read", 422},
@@ -428,7 +428,8 @@ func TestInboxCount(t *testing.T) {
 		}{
 			{"count422NoFilters", "", "filters", 422},
 			{"count422NotArray", "?filters=%7B%7D", "filters", 422},
-			{"count422Tags", "?filters=" + url.QueryEscape(`[{"tags":["a"]}]`), "tags", 422},
+			{"count422TagsForm", "?filters=" + url.QueryEscape(`[{"tags":{"nor":["a"]}}]`), "tags", 422},
+			{"count422TagsNotStrings", "?filters=" + url.QueryEscape(`[{"tags":[5]}]`), "tags", 422},
 			{"count422Data", "?filters=" + url.QueryEscape(`[{"data":{"a":1}}]`), "data", 422},
 			{"count422Read", "?filters=" + url.QueryEscape(`[{"read":"no"}]`), "read", 422},
 			{"count422Severity", "?filters=" + url.QueryEscape(`[{"severity":"urgent"}]`), "severity", 422},
@@ -560,7 +561,7 @@ func TestInboxChanges(t *testing.T) {
 			{"change403APIKey", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/read", "ApiKey " + a.Key, "", 403},
 			{"change401None", http.MethodPatch, "/v1/inbox/notifications/" + m.ID + "/read", "", "", 401},
 			{"bulk404Unknown", http.MethodPost, "/v1/inbox/notifications/explode", sess, "", 404},
-			{"bulk422Tags", http.MethodPost, "/v1/inbox/notifications/read", sess, `{"tags":["a"]}`, 422},
+			{"bulk422Tags", http.MethodPost, "/v1/inbox/notifications/read", sess, `{"tags":"a"}`, 422},
 			{"bulk422Data", http.MethodPost, "/v1/inbox/notifications/archive", sess, `{"data":"{\"a\":1}"}`, 422},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
@@ -709,5 +710,89 @@ func TestInboxPreferences(t *testing.T) {
 		}
 		errorBody(t, api.call(t, http.MethodGet, "/v1/inbox/preferences?criticality=some", sess, ""), 422, "/v1/inbox/preferences?criticality=some")
 		errorBody(t, api.call(t, http.MethodGet, "/v1/inbox/preferences", "ApiKey "+a.Key, ""), 403, "/v1/inbox/preferences")
+	}, inboxSealer(t))
+}
+
+// The client's tags filter keeps the messages of workflows with those tags: one group is
+// any of its tags, several are all of the groups; in lists, counts and bulk changes.
+func TestInboxTags(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := newInboxTenant(t, s, "inbox-tags-a"), newInboxTenant(t, s, "inbox-tags-b")
+		sub := a.Subscriber(t, "shared")
+		plain, billing, urgent := a.Template(t, "plain"), a.Template(t, "billing"), a.Template(t, "urgent")
+		for tpl, tags := range map[string]string{billing.ID: `["billing"]`, urgent.ID: `["billing","urgent"]`} {
+			if err := s.DB().Exec("UPDATE templates SET tags = ? WHERE id = ?", tags, tpl).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		var plainIDs, billingIDs []string // newest first
+		for range 2 {
+			plainIDs = append([]string{a.Message(t, sub, plain, nil).ID}, plainIDs...)
+		}
+		for range 2 {
+			billingIDs = append([]string{a.Message(t, sub, billing, nil).ID}, billingIDs...)
+		}
+		urgentID := a.Message(t, sub, urgent, nil).ID
+		a.Message(t, sub, urgent, func(m *models.Message) { m.Channel = models.ChannelEmail })
+		bTpl := b.Template(t, "billing")
+		if err := s.DB().Exec("UPDATE templates SET tags = ? WHERE id = ?", `["billing"]`, bTpl.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		theirs := b.Message(t, b.Subscriber(t, "shared"), bTpl, nil)
+		api := newAPI(t, s)
+		sess, _ := api.openSession(t, a, a.Key, "shared")
+
+		for query, want := range map[string][]string{
+			"?tags[]=billing":                           append([]string{urgentID}, billingIDs...),
+			"?tags[]=billing&tags[]=fixture":            append(append([]string{urgentID}, billingIDs...), plainIDs...),
+			"?tags[0][]=billing&tags[1][]=urgent":       {urgentID},
+			"?tags[0][]=urgent&tags[1][]=fixture":       {},
+			"?tags[]=nosuch":                            {},
+			"?tags[]=billing&limit=2&offset=1":          billingIDs,
+			"?tags[]=billing&limit=1&after=" + urgentID: billingIDs[:1],
+		} {
+			res := api.call(t, http.MethodGet, "/v1/inbox/notifications"+query, sess, "")
+			if res.status != 200 {
+				t.Fatalf("%s: %d %s", query, res.status, res.body)
+			}
+			if diff := cmp.Diff(want, ids(t, res.body)); diff != "" {
+				t.Errorf("%s (-want +got):\n%s", query, diff)
+			}
+		}
+		echo := decode(t, api.call(t, http.MethodGet, "/v1/inbox/notifications?tags[0][]=billing&tags[1][]=urgent", sess, "").body)["filter"]
+		if diff := cmp.Diff(map[string]any{"tags": map[string]any{"and": []any{map[string]any{"or": []any{"billing"}}, map[string]any{"or": []any{"urgent"}}}}}, echo); diff != "" {
+			t.Errorf("filter echo (-want +got):\n%s", diff)
+		}
+
+		filters := `[{"tags":["billing"]},{"tags":{"and":[{"or":["billing"]},{"or":["urgent"]}]}},{"tags":{"or":["billing"]},"read":true},` +
+			`{"tags":{"or":["fixture"]},"read":false},{"tags":["nosuch"]},{"tags":[],"read":false}]`
+		res := api.call(t, http.MethodGet, "/v1/inbox/notifications/count?filters="+url.QueryEscape(filters), sess, "")
+		var got struct{ Data []struct{ Count int } }
+		if err := json.Unmarshal(res.body, &got); err != nil || res.status != 200 {
+			t.Fatalf("%d %s", res.status, res.body)
+		}
+		var counts []int
+		for _, d := range got.Data {
+			counts = append(counts, d.Count)
+		}
+		if diff := cmp.Diff([]int{3, 1, 0, 2, 0, 5}, counts); diff != "" {
+			t.Errorf("counts (-want +got):\n%s", diff)
+		}
+
+		read := api.call(t, http.MethodPost, "/v1/inbox/notifications/read", sess, `{"tags":["billing"]}`)
+		if diff := cmp.Diff(map[string]any{"data": map[string]any{"changed": 3.0}}, decode(t, read.body)); diff != "" {
+			t.Errorf("read by tags (-want +got):\n%s", diff)
+		}
+		if unread := gqlCounts(t, api, a.Key)["unread"]; unread != 2.0 {
+			t.Errorf("unread after reading the billing messages = %v, want the 2 plain ones", unread)
+		}
+		if stored := dbtest.LoadMessage(t, s, theirs.ID); stored.Read {
+			t.Error("reading by tags read the other environment's message")
+		}
+		none := api.call(t, http.MethodPost, "/v1/inbox/notifications/archive", sess, `{"tags":{"or":["nosuch"]}}`)
+		if diff := cmp.Diff(map[string]any{"data": map[string]any{"changed": 0.0}}, decode(t, none.body)); diff != "" {
+			t.Errorf("archive by an unknown tag (-want +got):\n%s", diff)
+		}
 	}, inboxSealer(t))
 }

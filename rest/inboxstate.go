@@ -137,8 +137,9 @@ var inboxBulk = map[string]struct {
 }
 
 // inboxBulkChange serves POST /v1/inbox/notifications/{seen,read,archive,read-archive}.
-// seen takes notificationIds to see only those. The answer says how many messages
-// changed: {"data": {"changed": n}}.
+// Each takes the client's tags filter (the messages of workflows with those tags); seen
+// takes notificationIds to see only those. The answer says how many messages changed:
+// {"data": {"changed": n}}.
 func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 	caller, err := inboxCaller(r)
 	if err != nil {
@@ -160,15 +161,16 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	if len(body.Tags) > 0 && !emptyTags(body.Tags) {
-		s.errors.WriteError(w, r, unsupportedFilter("tags", rawValue(body.Tags)))
+	tags, err := jsonTags(body.Tags)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	if len(body.Data) > 0 && !emptyData(body.Data) {
 		s.errors.WriteError(w, r, unsupportedFilter("data", rawValue(body.Data)))
 		return
 	}
-	target := models.StateTarget{SubscriberID: caller.SubscriberID, Channel: &inAppChannel, Filter: bulk.filter}
+	target := models.StateTarget{SubscriberID: caller.SubscriberID, Channel: &inAppChannel, Filter: bulk.filter, Tags: tags}
 	if name == "seen" {
 		target.MessageIDs = body.NotificationIDs
 	}

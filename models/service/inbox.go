@@ -31,6 +31,16 @@ func (s *Service) StateChange(ctx context.Context, t models.StateTarget, c model
 		}
 		return nil, models.Errorf(models.EFORBIDDEN, "this session may change only its own subscriber's messages")
 	}
+	if len(t.MessageIDs) == 0 {
+		templates, none, err := s.templatesTagged(ctx, caller.EnvironmentID, t.Tags)
+		if err != nil {
+			return nil, err
+		}
+		if none {
+			return &models.StateChanged{}, nil
+		}
+		t.TemplateIDs = templates
+	}
 	return s.store.ChangeState(ctx, caller.EnvironmentID, t, c)
 }
 
@@ -113,6 +123,9 @@ type InboxQuery struct {
 	SubscriberID *string
 	Channel      *models.ChannelType
 	State        models.StateFilter
+	// Tags keeps the messages of workflows with these tags (groups, each met by any of
+	// its tags); none: all.
+	Tags [][]string
 	// Limit is the page size (default models.DefaultPageSize); Offset skips that many
 	// messages; AfterID starts after that message instead.
 	Limit, Offset *int
@@ -134,6 +147,11 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) ([]*models.Message, b
 		return nil, false, err
 	}
 	f.StateFilter = q.State
+	templates, none, err := s.templatesTagged(ctx, caller.EnvironmentID, q.Tags)
+	if err != nil || none {
+		return []*models.Message{}, false, err
+	}
+	f.TemplateIDs = templates
 	size := models.DefaultPageSize
 	if q.Limit != nil {
 		if *q.Limit < 1 || *q.Limit > models.MaxPageSize {

@@ -85,7 +85,7 @@ func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.
 	n := 0
 	err := s.RetryTransaction(ctx, func(ctx context.Context) error {
 		n = 0
-		f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter}
+		f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter, TemplateIDs: t.TemplateIDs}
 		differs, dargs := stateDiffers(c)
 		var ids []string
 		if err := s.filtered(ctx, environmentID, f).Where(differs, dargs...).

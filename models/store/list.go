@@ -66,6 +66,9 @@ func (s *Store) filtered(ctx context.Context, environmentID string, f models.Lis
 	if len(f.TransactionIDs) > 0 {
 		q = q.Where("transaction_id IN ?", f.TransactionIDs)
 	}
+	if len(f.TemplateIDs) > 0 {
+		q = q.Where("template_id IN ?", f.TemplateIDs)
+	}
 	return byState(q, f.StateFilter)
 }
 

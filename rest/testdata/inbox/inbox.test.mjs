@@ -171,8 +171,21 @@ describe('notifications', () => {
     assert.deepEqual(high.data.notifications, [], 'no message has a severity other than none');
     const none = await novu.notifications.list({ limit: 10, severity: ['none'] });
     assert.equal(none.data.notifications.length, 10);
-    const tagged = await novu.notifications.list({ limit: 10, tags: ['onboarding'] });
-    assert.equal(tagged.error?.originalError?.status, 422, 'a filter the server cannot apply is refused, not ignored');
+    const data = await novu.notifications.list({ limit: 10, data: { plan: 'pro' } });
+    assert.equal(data.error?.originalError?.status, 422, 'a filter the server cannot apply is refused, not ignored');
+  });
+
+  test('filter by the workflows\' tags, in both of the client\'s forms', async () => {
+    const onboarding = await walk((sofar) => novu.notifications.list({ limit: 30, offset: sofar.length, tags: ['onboarding'] }));
+    assert.deepEqual(onboarding, ids(inboxA.filter((m) => m.template.tags.includes('onboarding'))));
+    const either = await walk((sofar) => novu.notifications.list({ limit: 50, after: sofar.at(-1), tags: { or: ['onboarding', 'security'] } }));
+    assert.deepEqual(either, ids(inboxA));
+    const both = await novu.notifications.list({ limit: 10, tags: { and: [{ or: ['onboarding'] }, { or: ['security'] }] } });
+    assert.deepEqual(both.data.notifications, []);
+    const counted = await novu.notifications.count({ filters: [
+      { tags: ['security'], read: false }, { tags: ['onboarding'], read: false, archived: false, snoozed: false }, { tags: ['nosuch'] },
+    ] });
+    assert.deepEqual(counted.data.counts.map((c) => c.count), [52, 65, 0]);
   });
 
   test('count exactly, past 100, with each filter echoed', async () => {

@@ -1,0 +1,71 @@
+package service_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"messages/models"
+	"messages/models/dbtest"
+	"messages/models/service"
+	"messages/models/store"
+)
+
+// Tags resolve to the workflows of the caller's environment that carry them (a group: any
+// of its tags; several groups: each), so a session's counts, pages and bulk changes by
+// tags hold its own messages of those workflows, exactly, and nothing of another tenant.
+func TestInboxByTags(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		a, b := dbtest.NewTenant(t, s, "tags-a"), dbtest.NewTenant(t, s, "tags-b")
+		sub := a.Subscriber(t, "ada")
+		plain, billing, both := a.Template(t, "plain"), a.Template(t, "billing"), a.Template(t, "both")
+		theirs := b.Template(t, "billing")
+		for id, tags := range map[string]string{billing.ID: `["billing"]`, both.ID: `["billing","urgent"]`, theirs.ID: `["billing"]`} {
+			if err := s.DB().Exec("UPDATE templates SET tags = ? WHERE id = ?", tags, id).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tpl := range []*models.Template{plain, billing, billing, both} {
+			a.Message(t, sub, tpl, nil)
+		}
+		b.Message(t, b.Subscriber(t, "ada"), theirs, nil)
+		svc := service.New(service.Options{Store: s})
+		session := a.Caller
+		session.SubscriberID = "ada"
+		ctx := models.WithCaller(t.Context(), session)
+		inApp := models.ChannelInApp
+
+		got, err := svc.InboxCounts(ctx, nil, &inApp, []service.InboxFilter{
+			{Tags: [][]string{{"billing"}}}, {Tags: [][]string{{"billing"}, {"urgent"}}}, {Tags: [][]string{{"urgent", "fixture"}}},
+			{Tags: [][]string{{"nosuch"}}}, {State: models.Unread()}, {Tags: [][]string{{"billing"}}, State: models.StateFilter{Read: models.Bool(true)}},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int{3, 1, 2, 0, 4, 0}, got); diff != "" {
+			t.Errorf("counts (-want +got):\n%s", diff)
+		}
+		page, _, err := svc.Inbox(ctx, service.InboxQuery{Channel: &inApp, Tags: [][]string{{"billing"}, {"urgent"}}})
+		if err != nil || len(page) != 1 || page[0].TemplateID != both.ID {
+			t.Fatalf("the page of billing and urgent: %v %v", page, err)
+		}
+		changed, err := svc.StateChange(ctx, models.StateTarget{SubscriberID: "ada", Channel: &inApp, Tags: [][]string{{"billing"}}},
+			models.StateChange{Read: models.Bool(true)})
+		if err != nil || changed.Changed != 3 {
+			t.Fatalf("read by tag changed %v (%v), want 3", changed, err)
+		}
+		counts, err := s.CountStates(t.Context(), b.Env.ID, nil, nil)
+		if err != nil || counts.Count(models.Unread()) != 1 {
+			t.Errorf("the other tenant's unread: %d (%v), want 1", counts.Count(models.Unread()), err)
+		}
+		many := make([]string, service.MaxTags+1)
+		for i := range many {
+			many[i] = strings.Repeat("t", i+1)
+		}
+		if _, err := svc.InboxCounts(ctx, nil, &inApp, []service.InboxFilter{{Tags: [][]string{many}}}); models.ErrorCode(err) != models.EINVALID {
+			t.Errorf("%d tags: %v, want invalid", len(many), err)
+		}
+	})
+}
