@@ -23,6 +23,9 @@ type ListFilter struct {
 	// TemplateIDs keeps messages of these templates (workflows) only: the inbox client's
 	// tags filter, resolved to the workflows that carry the tags.
 	TemplateIDs []string
+	// CreatedFrom and CreatedTo keep messages created in that range, both ends included:
+	// the inbox client's createdGte and createdLte.
+	CreatedFrom, CreatedTo *Time
 	// StateFilter narrows by read, seen, archived and snoozed.
 	StateFilter
 }
@@ -31,15 +34,16 @@ type ListFilter struct {
 // subscriber, channel and inbox state; any other filter (transaction ids) is counted with
 // COUNT over its rows. A new filter field is added here as one or the other.
 func (f ListFilter) Counted() bool {
-	return len(f.TransactionIDs) == 0 && len(f.TemplateIDs) == 0
+	return len(f.TransactionIDs) == 0 && len(f.TemplateIDs) == 0 && f.CreatedFrom == nil && f.CreatedTo == nil
 }
 
 // AppendKey appends a canonical encoding of f: equal for the same filter however it was
 // spelled (transaction ids in any order, repeated), different for different filters.
 // Cursors are signed over it (so a cursor works only for its filter) and the store keys
 // page boundaries by it; a new filter field is added here once. Fields in a fixed order,
-// each length-prefixed; the state filter and the templates only when there are some, so
-// the encoding of a filter without them is what it was before they existed.
+// each length-prefixed; the state filter, the templates and the creation range only when
+// there are some, so the encoding of a filter without them is what it was before they
+// existed.
 func (f ListFilter) AppendKey(b []byte) []byte {
 	var channel string
 	if f.Channel != nil {
@@ -77,6 +81,17 @@ func (f ListFilter) AppendKey(b []byte) []byte {
 		b = binary.AppendUvarint(b, uint64(len(templates)))
 		for _, id := range templates {
 			b = appendKeyString(b, id)
+		}
+	}
+	if f.CreatedFrom != nil || f.CreatedTo != nil {
+		b = append(b, 'c')
+		for _, t := range []*Time{f.CreatedFrom, f.CreatedTo} {
+			if t == nil {
+				b = append(b, 0)
+				continue
+			}
+			b = append(b, 1)
+			b = binary.AppendVarint(b, t.UnixMilli())
 		}
 	}
 	return b

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"messages/models"
 	"messages/models/service"
@@ -75,16 +77,18 @@ func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
 // inboxFilter is one of the client's NotificationFilters in the service's terms.
 type inboxFilter struct {
 	state models.StateFilter
-	// tags are the workflow tags of the messages to count (count filters only).
-	tags [][]string
+	// tags are the workflow tags, and createdFrom and createdTo the creation range, of the
+	// messages to count (count filters only).
+	tags                   [][]string
+	createdFrom, createdTo *models.Time
 	// noneMatch is set when the filter asks only for severities no message has: every
 	// message's severity is none.
 	noneMatch bool
 }
 
 // parseInboxQuery reads the list's query values: limit, offset, after, the state flags,
-// severity and tags. Filters this server cannot apply (data, createdGte, createdLte) are
-// refused by name rather than ignored, which would answer messages they exclude.
+// severity, tags, createdGte and createdLte. The one filter this server cannot apply,
+// data, is refused by name rather than ignored, which would answer messages it excludes.
 func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]any, error) {
 	q := service.InboxQuery{Channel: &inAppChannel, Parts: models.ListOptions{Subscribers: true, Templates: true}}
 	var f inboxFilter
@@ -127,10 +131,20 @@ func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]
 	if raw, ok := first(v, "data"); ok && !emptyObject([]byte(raw)) {
 		return q, f, nil, unsupportedFilter("data", raw)
 	}
-	for _, name := range []string{"createdGte", "createdLte"} {
-		if raw, ok := first(v, name); ok {
-			return q, f, nil, unsupportedFilter(name, raw)
+	for _, c := range []struct {
+		name  string
+		bound **models.Time
+	}{{"createdGte", &q.CreatedFrom}, {"createdLte", &q.CreatedTo}} {
+		raw, ok := first(v, c.name)
+		if !ok {
+			continue
 		}
+		n, err := strconv.ParseInt(raw, 10, 64)
+		if err != nil {
+			return q, f, nil, createdInvalid(c.name, raw)
+		}
+		*c.bound = createdBound(n)
+		echo[c.name] = n
 	}
 	q.State = f.state
 	return q, f, echo, nil
@@ -257,7 +271,7 @@ func severityFilter(severities []string) (noneMatch bool, err error) {
 // unsupportedFilter refuses a filter of the client's that this server cannot apply.
 func unsupportedFilter(name string, value any) error {
 	return models.Invalid(name, value, "this server does not filter notifications by "+name+
-		" (docs/inbox.md): leave it out, or use the read, seen, archived, snoozed, severity and tags filters")
+		" (docs/inbox.md): leave it out, or use the read, seen, archived, snoozed, severity, tags and created filters")
 }
 
 // emptyObject reports whether raw is a JSON object with no members, or null.
@@ -286,7 +300,7 @@ func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
 	}
 	query := make([]service.InboxFilter, len(filters))
 	for i, f := range filters {
-		query[i] = service.InboxFilter{State: f.state, Tags: f.tags}
+		query[i] = service.InboxFilter{State: f.state, Tags: f.tags, CreatedFrom: f.createdFrom, CreatedTo: f.createdTo}
 	}
 	counts, err := s.service.InboxCounts(r.Context(), nil, &inAppChannel, query)
 	if err != nil {
@@ -375,10 +389,29 @@ func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
 	if m, ok := members["data"]; ok && !emptyObject(m) {
 		return f, unsupportedFilter("data", rawValue(m))
 	}
-	for _, name := range []string{"createdGte", "createdLte"} {
-		if m, ok := members[name]; ok && string(m) != "null" {
-			return f, unsupportedFilter(name, rawValue(m))
+	for _, c := range []struct {
+		name  string
+		bound **models.Time
+	}{{"createdGte", &f.createdFrom}, {"createdLte", &f.createdTo}} {
+		m, ok := members[c.name]
+		if !ok || string(m) == "null" {
+			continue
 		}
+		var n int64
+		if err := json.Unmarshal(m, &n); err != nil {
+			return f, createdInvalid(c.name, rawValue(m))
+		}
+		*c.bound = createdBound(n)
 	}
 	return f, nil
+}
+
+// createdBound is a creation bound as the client sends it, milliseconds since 1970.
+func createdBound(ms int64) *models.Time {
+	t := models.NewTime(time.UnixMilli(ms))
+	return &t
+}
+
+func createdInvalid(name string, value any) error {
+	return models.Invalid(name, value, name+" must be an integer number of milliseconds since 1970-01-01T00:00:00Z")
 }

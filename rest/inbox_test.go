@@ -7,9 +7,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -262,6 +264,10 @@ func TestInboxNotifications(t *testing.T) {
 		api := newAPI(t, s)
 		sessA, _ := api.openSession(t, a, a.Key, "shared")
 		sessB, _ := api.openSession(t, b, b.Key, "shared")
+		// ms is the creation time of A's n-th fixture message, in the client's milliseconds.
+		ms := func(n int) string {
+			return strconv.FormatInt(dbtest.Base.Add(time.Duration(n)*time.Second).UnixMilli(), 10)
+		}
 
 		for _, tt := range []struct {
 			name, query string
@@ -279,6 +285,10 @@ func TestInboxNotifications(t *testing.T) {
 			{"list200SeverityNone", "?limit=10&severity[]=none&severity[]=high", mine, false, map[string]any{"severity": []any{"none", "high"}}},
 			{"list200SeverityHigh", "?limit=10&severity=high", []string{}, false, map[string]any{"severity": []any{"high"}}},
 			{"list200EmptyTags", "?limit=10&data=%7B%7D", mine, false, map[string]any{}},
+			{"list200Created", "?limit=10&createdGte=" + ms(2) + "&createdLte=" + ms(4), mine[1:4], false,
+				map[string]any{"createdGte": float64(dbtest.Base.Add(2 * time.Second).UnixMilli()), "createdLte": float64(dbtest.Base.Add(4 * time.Second).UnixMilli())}},
+			{"list200CreatedPaged", "?limit=2&offset=1&createdGte=" + ms(2), mine[1:3], true,
+				map[string]any{"createdGte": float64(dbtest.Base.Add(2 * time.Second).UnixMilli())}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				res := api.call(t, http.MethodGet, "/v1/inbox/notifications"+tt.query, sessA, "")
@@ -313,7 +323,7 @@ func TestInboxNotifications(t *testing.T) {
 			{"list422TagsForm", "?tags[x]=billing", sessA, "tags", 422},
 			{"list422TooManyTags", "?" + strings.Repeat("tags[]=a&", 31), sessA, "tags", 422},
 			{"list422Data", "?data=%7B%22a%22%3A1%7D", sessA, "data", 422},
-			{"list422CreatedGte", "?createdGte=1", sessA, "createdGte", 422},
+			{"list422CreatedGte", "?createdGte=soon", sessA, "createdGte", 422},
 			{"list422Read", "?read=yes", sessA, "read", 422},
 			{"list422Severity", "?severity=urgent", sessA, "severity", 422},
 			{"list422Limit", "?limit=0", sessA, "limit", 422},
@@ -394,7 +404,9 @@ func TestInboxCount(t *testing.T) {
 			t.Errorf("session unread total = %v, want 120", got)
 		}
 		filters := `[{"read":false,"archived":false,"snoozed":false,"severity":"none"},{"read":false,"archived":false,"snoozed":false,"severity":"high"},` +
-			`{},{"archived":true},{"read":true,"tags":[],"data":{}},{"seen":false,"severity":["low","none"]}]`
+			`{},{"archived":true},{"read":true,"tags":[],"data":{}},{"seen":false,"severity":["low","none"]},` +
+			fmt.Sprintf(`{"createdGte":%d,"createdLte":%d},{"createdLte":%d,"read":true,"archived":false}]`,
+				dbtest.Base.Add(100*time.Second).UnixMilli(), dbtest.Base.Add(110*time.Second).UnixMilli(), dbtest.Base.Add(5*time.Second).UnixMilli())
 		res := api.call(t, http.MethodGet, "/v1/inbox/notifications/count?filters="+url.QueryEscape(filters), sess, "")
 		if res.status != 200 {
 			t.Fatalf("%d %s", res.status, res.body)
@@ -410,7 +422,7 @@ func TestInboxCount(t *testing.T) {
 		}
 		var sent []json.RawMessage
 		_ = json.Unmarshal([]byte(filters), &sent)
-		wantCounts := []int{120, 0, 130, 3, 10, 130}
+		wantCounts := []int{120, 0, 130, 3, 10, 130, 11, 2}
 		if len(got.Data) != len(wantCounts) {
 			t.Fatalf("%d answers, want %d: %s", len(got.Data), len(wantCounts), res.body)
 		}
@@ -433,6 +445,7 @@ func TestInboxCount(t *testing.T) {
 			{"count422Data", "?filters=" + url.QueryEscape(`[{"data":{"a":1}}]`), "data", 422},
 			{"count422Read", "?filters=" + url.QueryEscape(`[{"read":"no"}]`), "read", 422},
 			{"count422Severity", "?filters=" + url.QueryEscape(`[{"severity":"urgent"}]`), "severity", 422},
+			{"count422Created", "?filters=" + url.QueryEscape(`[{"createdLte":"today"}]`), "createdLte", 422},
 			{"count422TooMany", "?filters=" + url.QueryEscape("["+strings.Repeat("{},", 30)+"{}]"), "filters", 422},
 		} {
 			t.Run(tt.name, func(t *testing.T) {

@@ -126,6 +126,8 @@ type InboxQuery struct {
 	// Tags keeps the messages of workflows with these tags (groups, each met by any of
 	// its tags); none: all.
 	Tags [][]string
+	// CreatedFrom and CreatedTo keep messages created in that range, both ends included.
+	CreatedFrom, CreatedTo *models.Time
 	// Limit is the page size (default models.DefaultPageSize); Offset skips that many
 	// messages; AfterID starts after that message instead.
 	Limit, Offset *int
@@ -152,6 +154,7 @@ func (s *Service) Inbox(ctx context.Context, q InboxQuery) ([]*models.Message, b
 		return []*models.Message{}, false, err
 	}
 	f.TemplateIDs = templates
+	f.CreatedFrom, f.CreatedTo = q.CreatedFrom, q.CreatedTo
 	size := models.DefaultPageSize
 	if q.Limit != nil {
 		if *q.Limit < 1 || *q.Limit > models.MaxPageSize {

@@ -38,11 +38,13 @@ func (s *Service) templatesTagged(ctx context.Context, environmentID string, gro
 type InboxFilter struct {
 	State models.StateFilter
 	Tags  [][]string
+	// CreatedFrom and CreatedTo count messages created in that range, both ends included.
+	CreatedFrom, CreatedTo *models.Time
 }
 
 // InboxCounts answers how many of the caller's messages of a channel each filter
-// matches, exactly: the filters without tags from one read of the counters, each with
-// tags by counting its rows.
+// matches, exactly: the filters of states alone from one read of the counters, each with
+// tags or a creation range by counting its rows.
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -66,11 +68,11 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 			return nil, err
 		case none:
 			out[i] = 0
-		case ids == nil:
+		case ids == nil && f.CreatedFrom == nil && f.CreatedTo == nil:
 			out[i] = counts.Count(f.State)
 		default:
-			n, err := s.store.CountMessages(ctx, caller.EnvironmentID,
-				models.ListFilter{SubscriberID: subscriberID, Channel: channel, StateFilter: f.State, TemplateIDs: ids})
+			n, err := s.store.CountMessages(ctx, caller.EnvironmentID, models.ListFilter{SubscriberID: subscriberID,
+				Channel: channel, StateFilter: f.State, TemplateIDs: ids, CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 			if err != nil {
 				return nil, err
 			}

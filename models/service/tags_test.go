@@ -3,6 +3,7 @@ package service_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -59,6 +60,20 @@ func TestInboxByTags(t *testing.T) {
 		counts, err := s.CountStates(t.Context(), b.Env.ID, nil, nil)
 		if err != nil || counts.Count(models.Unread()) != 1 {
 			t.Errorf("the other tenant's unread: %d (%v), want 1", counts.Count(models.Unread()), err)
+		}
+		// dbtest's messages are created a second apart from dbtest.Base; A's are its first four.
+		from, to := models.NewTime(dbtest.Base.Add(2*time.Second)), models.NewTime(dbtest.Base.Add(3*time.Second))
+		ranged, err := svc.InboxCounts(ctx, nil, &inApp, []service.InboxFilter{{CreatedFrom: &from, CreatedTo: &to},
+			{CreatedFrom: &from, Tags: [][]string{{"urgent"}}}, {CreatedTo: &from, State: models.StateFilter{Read: models.Bool(true)}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]int{2, 1, 1}, ranged); diff != "" {
+			t.Errorf("counts by creation (-want +got):\n%s", diff)
+		}
+		inRange, _, err := svc.Inbox(ctx, service.InboxQuery{Channel: &inApp, CreatedFrom: &from, CreatedTo: &to})
+		if err != nil || len(inRange) != 2 || !inRange[0].CreatedAt.Equal(to.Time) {
+			t.Fatalf("the page created from %s to %s: %v %v", from, to, inRange, err)
 		}
 		many := make([]string, service.MaxTags+1)
 		for i := range many {

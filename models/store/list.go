@@ -69,6 +69,12 @@ func (s *Store) filtered(ctx context.Context, environmentID string, f models.Lis
 	if len(f.TemplateIDs) > 0 {
 		q = q.Where("template_id IN ?", f.TemplateIDs)
 	}
+	if f.CreatedFrom != nil {
+		q = q.Where("created_at >= ?", *f.CreatedFrom)
+	}
+	if f.CreatedTo != nil {
+		q = q.Where("created_at <= ?", *f.CreatedTo)
+	}
 	return byState(q, f.StateFilter)
 }
 

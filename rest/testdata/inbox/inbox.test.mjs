@@ -188,6 +188,18 @@ describe('notifications', () => {
     assert.deepEqual(counted.data.counts.map((c) => c.count), [52, 65, 0]);
   });
 
+  test('filter by creation time, in the client\'s milliseconds', async () => {
+    // The fixture's message n is created n seconds after 2025-03-01T08:00:00Z.
+    const from = Date.parse(inboxA.find((m) => m._id.endsWith('64'.padStart(20, '0'))).createdAt);
+    const to = from + 9_000;
+    const created = (m) => Date.parse(m.createdAt) >= from && Date.parse(m.createdAt) <= to;
+    const listed = await walk((sofar) => novu.notifications.list({ limit: 4, offset: sofar.length, createdGte: from, createdLte: to }));
+    assert.deepEqual(listed, ids(inboxA.filter(created)));
+    assert.equal(listed.length, 10);
+    const counted = await novu.notifications.count({ filters: [{ createdGte: from, createdLte: to }, { createdGte: from, createdLte: to, read: true }] });
+    assert.deepEqual(counted.data.counts.map((c) => c.count), [10, inboxA.filter((m) => created(m) && m.read).length]);
+  });
+
   test('count exactly, past 100, with each filter echoed', async () => {
     const one = await novu.notifications.count({ read: false, archived: false, snoozed: false });
     assert.equal(one.error, undefined);
