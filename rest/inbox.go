@@ -37,16 +37,24 @@ func inboxCaller(r *http.Request) (models.Caller, error) {
 	return caller, nil
 }
 
-// inboxNotifications serves GET /v1/inbox/notifications: a page of the session's in-app
-// messages, newest first, counted from offset or after a message's id.
-func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
+// inboxQuery is the query string of a subscriber session's inbox request (inboxCaller).
+func inboxQuery(r *http.Request) (url.Values, error) {
 	if _, err := inboxCaller(r); err != nil {
-		s.errors.WriteError(w, r, err)
-		return
+		return nil, err
 	}
 	values, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
+		return nil, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err)
+	}
+	return values, nil
+}
+
+// inboxNotifications serves GET /v1/inbox/notifications: a page of the session's in-app
+// messages, newest first, counted from offset or after a message's id.
+func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
+	values, err := inboxQuery(r)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	q, f, echo, err := parseInboxQuery(values)
@@ -284,13 +292,9 @@ func emptyObject(raw []byte) bool {
 // session's in-app messages each filter matches, exactly, each answer with its filter as
 // sent.
 func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
-	if _, err := inboxCaller(r); err != nil {
-		s.errors.WriteError(w, r, err)
-		return
-	}
-	values, err := url.ParseQuery(r.URL.RawQuery)
+	values, err := inboxQuery(r)
 	if err != nil {
-		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	raw, filters, err := parseCountFilters(values)

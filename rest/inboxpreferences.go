@@ -2,7 +2,6 @@ package rest
 
 import (
 	"net/http"
-	"net/url"
 	"slices"
 
 	"messages/models"
@@ -46,13 +45,9 @@ func channelPreferences(ps *models.PreferenceSettings) map[string]bool {
 // with any of them), severity (every workflow's is none) and criticality (critical,
 // nonCritical, the client's default, or all).
 func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
-	if _, err := inboxCaller(r); err != nil {
-		s.errors.WriteError(w, r, err)
-		return
-	}
-	values, err := url.ParseQuery(r.URL.RawQuery)
+	values, err := inboxQuery(r)
 	if err != nil {
-		s.errors.WriteError(w, r, models.Errorf(models.EMALFORMED, "query string is malformed: %s", err))
+		s.errors.WriteError(w, r, err)
 		return
 	}
 	tags := arrayParam(values, "tags")
