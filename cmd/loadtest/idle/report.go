@@ -87,7 +87,7 @@ func (rep *idleReport) writeTable(w io.Writer) {
 	}
 	for _, r := range rep.Rows {
 		if !r.measured() {
-			fmt.Fprintf(tw, "%d\t%s\tnot measured: %s\t\t\t\t\t\t\t\t\t\t\n", r.Sockets, r.Side, r.Note)
+			fmt.Fprintf(tw, "%d\t%s\t-\t\t\t\t\t\t\t\t\t\tnot measured: %s\n", r.Sockets, r.Side, r.Note)
 			continue
 		}
 		perSocket, ratio := fmt.Sprintf("%.1f KB", r.KBPerSocket), ""

@@ -15,8 +15,12 @@ import (
 
 // run measures every socket count on every side and writes the report.
 func run(ctx context.Context, c config, stdout, log io.Writer) error {
-	if err := raiseFileLimit(slices.Max(c.counts)); err != nil {
+	most, err := raiseFileLimit(slices.Max(c.counts))
+	if err != nil {
 		return err
+	}
+	if most < slices.Max(c.counts) {
+		fmt.Fprintf(log, "the file limit allows at most %d sockets a process here (its hard limit could not be raised); larger counts are not measured\n", most)
 	}
 	dir, err := os.MkdirTemp("", "loadtest-idle-")
 	if err != nil {
@@ -31,6 +35,11 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 				return ctx.Err()
 			}
 			fmt.Fprintf(log, "--- %s, %d sockets\n", side, n)
+			if n > most {
+				rep.Rows = append(rep.Rows, idleRow{Side: side, Sockets: n,
+					Note: fmt.Sprintf("the file limit allows %d sockets a process here; raise its hard limit (ulimit -Hn, or run as root with CAP_SYS_RESOURCE)", most)})
+				continue
+			}
 			row, err := measureSide(ctx, c, side, n, dir, clients, log)
 			if err != nil {
 				fmt.Fprintf(log, "%s, %d sockets: %v\n", side, n, err)

@@ -25,23 +25,33 @@ const ephemeralPorts = 28_000
 // fields.
 const subscriptionDocument = `subscription { messageEvents { kind cursor message { _id } } }`
 
+// fileSlack is the descriptors a process needs besides its sockets: the listener, the
+// database pool, logs, the runtime's own.
+const fileSlack = 1000
+
 // raiseFileLimit lets this process, and the servers it starts (they inherit it), hold
-// sockets open: each socket is a descriptor at each end.
-func raiseFileLimit(sockets int) error {
-	want := uint64(sockets + 4096)
+// sockets open: each socket is a descriptor at each end. It raises the soft limit to
+// what sockets need, and the hard limit too when allowed (root with CAP_SYS_RESOURCE);
+// it returns the most sockets the limit then allows.
+func raiseFileLimit(sockets int) (int, error) {
+	want := uint64(sockets + fileSlack)
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return err
+		return 0, err
 	}
-	if lim.Cur >= want {
-		return nil
+	if lim.Max < want {
+		raised := syscall.Rlimit{Cur: want, Max: want}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &raised); err == nil {
+			return sockets, nil
+		}
 	}
-	lim.Cur = want
-	lim.Max = max(lim.Max, want)
+	// Set even when already high enough: the servers started then inherit this limit,
+	// not the one this process started with.
+	lim.Cur = min(want, lim.Max)
 	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
-		return fmt.Errorf("raising the file limit to %d (raising the hard limit needs root, or ulimit -Hn beforehand): %w", want, err)
+		return 0, fmt.Errorf("raising the file limit to %d: %w", lim.Cur, err)
 	}
-	return nil
+	return int(lim.Cur) - fileSlack, nil
 }
 
 // sourceClients are upgrade clients, one for each loopback source address from
