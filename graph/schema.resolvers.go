@@ -155,7 +155,13 @@ func (r *subscriberResolver) ID(ctx context.Context, obj *models.Subscriber) (st
 
 // MessageEvents is the resolver for the messageEvents field.
 func (r *subscriptionResolver) MessageEvents(ctx context.Context, subscriberID *string, channel *models.ChannelType, after *string) (<-chan *changefeed.Event, error) {
-	sub, err := r.Service.Events(ctx, service.EventsQuery{SubscriberID: subscriberID, Channel: channel, After: after})
+	q := service.EventsQuery{SubscriberID: subscriberID, Channel: channel, After: after}
+	var sub *changefeed.Subscription
+	// The transport may take the events as they are queued rather than wait on them.
+	if ready := models.ReadinessFrom(ctx); ready != nil {
+		q.Ready = ready.Claim(func() bool { return sub == nil || len(sub.Events()) > 0 || sub.Ended() })
+	}
+	sub, err := r.Service.Events(ctx, q)
 	if err != nil {
 		return nil, err
 	}

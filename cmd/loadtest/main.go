@@ -12,7 +12,8 @@
 //	    [--server-pid PID] [--json walk.json]
 //
 // Its other benchmarks are `loadtest events` (live updates), `loadtest peer` (against
-// PostGraphile) and `loadtest hostile` (hostile clients); each lives in its own package
+// PostGraphile), `loadtest hostile` (hostile clients) and `loadtest idle` (idle
+// subscriptions beside graphql-ws's reference server); each lives in its own package
 // beneath this one, and main only mounts their commands.
 //
 // It refuses any address that is not loopback. Exit codes: 0 success, 1 failure, 2 bad usage.
@@ -31,6 +32,7 @@ import (
 	"messages/cmd/loadtest/cmdline"
 	"messages/cmd/loadtest/events"
 	"messages/cmd/loadtest/hostile"
+	"messages/cmd/loadtest/idle"
 	"messages/cmd/loadtest/peer"
 	"messages/cmd/loadtest/walk"
 )
@@ -69,6 +71,6 @@ func command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command 
 		Flags:  bench.Flags(getenv),
 		Action: bench.Action(stdout, stderr),
 		Commands: []*cli.Command{bench.MedianCommand(stdout), events.Command(getenv, stdout, stderr), peer.Command(stdout, stderr),
-			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr)},
+			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr), idle.Command(getenv, stdout, stderr)},
 	}
 }

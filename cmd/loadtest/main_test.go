@@ -12,7 +12,7 @@ func noEnv(string) string { return "" }
 // beneath the root has its own.
 func TestHelp(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"median", "--help"}, {"events", "--help"}, {"events", "proxy", "--help"},
-		{"peer", "--help"}, {"walk", "--help"}, {"hostile", "--help"}} {
+		{"peer", "--help"}, {"walk", "--help"}, {"hostile", "--help"}, {"idle", "--help"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(t.Context(), args, noEnv, &stdout, &stderr); code != 0 {
 			t.Fatalf("%v exited %d: %s", args, code, stderr.String())
@@ -24,7 +24,7 @@ func TestHelp(t *testing.T) {
 	var stdout bytes.Buffer
 	run(t.Context(), []string{"--help"}, noEnv, &stdout, &bytes.Buffer{})
 	for _, want := range []string{"[$LOADTEST_API_KEY]", "--duration duration", "(default: 10s)", "flag wins over its environment variable",
-		"median", "events", "peer", "walk", "hostile"} {
+		"median", "events", "peer", "walk", "hostile", "idle"} {
 		if !strings.Contains(strings.Join(strings.Fields(stdout.String()), " "), want) {
 			t.Errorf("--help lacks %q:\n%s", want, stdout.String())
 		}
@@ -47,6 +47,8 @@ func TestExitCodes(t *testing.T) {
 		{"peerWithoutPeer", []string{"peer"}, 2, "--peer-url"},
 		{"walkWithoutKey", []string{"walk"}, 2, "--api-key"},
 		{"hostileUnknownPart", []string{"hostile", "--api-key", "a", "--other-key", "b", "--server-pid", "1", "--parts", "nope"}, 2, "unknown part"},
+		{"idleWithoutServerBin", []string{"idle", "--api-key", "k", "--database-url", "mysql://root@127.0.0.1:3306/x"}, 2, "--server-bin"},
+		{"idleReferenceOnlyBadSide", []string{"idle", "--sides", "reference,other"}, 2, "unknown side"},
 		{"hostileNoSuchServer", []string{"hostile", "--api-key", "a", "--other-key", "b", "--server-pid", "999999999", "--parts", "flood"}, 1, "--server-pid 999999999"},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -324,4 +325,74 @@ func TestMessageEventsRateLimited(t *testing.T) {
 	if refused == nil {
 		t.Fatal("no socket was refused past the burst")
 	}
+}
+
+// An idle subscription is a registration with the feed, not a goroutine: each socket
+// keeps its reader and nothing more, yet every subscription gets each event once, and one
+// the client completes is uncounted at once.
+func TestIdleSubscriptionsHoldNoGoroutine(t *testing.T) {
+	for _, dialect := range dbtest.Dialects {
+		t.Run(dialect, func(t *testing.T) {
+			w := newSessionWorld(t, dialect)
+			const sockets = 20
+			readers0, _ := socketGoroutines()
+			var subs []*gqlclient.Subscription
+			for range sockets {
+				subs = append(subs, subscribeEvents(t, dialEvents(t, w.srv.base, "ApiKey "+w.key), map[string]any{"s": "alice"}))
+			}
+			var readers, parked int
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if readers, parked = socketGoroutines(); readers-readers0 == sockets && parked == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d sockets: %d readers, %d goroutines parked on a subscription; want %d and 0", sockets, readers-readers0, parked, sockets)
+				}
+			}
+
+			markVia(t, w.srv.base, w.key, "alice", w.alice1.ID, "done")
+			for i, s := range subs {
+				if e := readEvent(t, s, 5*time.Second); e.ID != w.alice1.ID || e.Status != "done" {
+					t.Fatalf("subscription %d: %+v", i, e)
+				}
+			}
+			expectQuiet(t, subs[0], 300*time.Millisecond)
+			for i, s := range subs[1:] {
+				select {
+				case r := <-s.Results():
+					t.Fatalf("subscription %d: a second event %s", i+1, r.Data)
+				default:
+				}
+			}
+
+			if err := subs[0].Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			want := fmt.Sprintf("events_subscriptions %d\n", sockets-1)
+			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+				if _, metrics := get(t, w.srv.base+"/metrics", ""); strings.Contains(string(metrics), want) {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("/metrics lacks %q after a client completed its subscription", want)
+				}
+			}
+		})
+	}
+}
+
+// socketGoroutines counts the goroutines reading a GraphQL WebSocket and those waiting on
+// one of its subscriptions, in this process (the server under test runs in it).
+func socketGoroutines() (readers, parked int) {
+	buf := make([]byte, 16<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "graph/transport.(*socket).serve") {
+			readers++
+		}
+		if strings.Contains(g, "graph/transport.(*socket).start") {
+			parked++
+		}
+	}
+	return readers, parked
 }

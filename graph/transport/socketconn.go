@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -60,8 +61,16 @@ type socketOp struct {
 	cancel       context.CancelFunc
 	subscription bool
 	// stopped is set when the client completed the operation: the server sends nothing
-	// more for it.
-	stopped bool
+	// more for it; finished once it is uncounted.
+	stopped, finished bool
+	// A subscription whose stream calls the socket when events are queued: its response
+	// handler and context, whether a read would not wait, whether it is armed (those are
+	// set), and whether a drain runs.
+	responses graphql.ResponseHandler
+	ctx       context.Context
+	queued    func() bool
+	armed     atomic.Bool
+	taking    atomic.Bool
 }
 
 func newSocket(t WebSocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *http.Request) *socket {

@@ -24,7 +24,8 @@ type subscribePayload struct {
 }
 
 // subscribe runs one operation: admitted by the caller's rate limit, then parsed and
-// validated, then run in a goroutine of its own, within the socket's bounds.
+// validated, then run within the socket's bounds: a query or mutation in a goroutine of
+// its own, a subscription by start.
 func (s *socket) subscribe(id string, payload json.RawMessage) {
 	s.mu.Lock()
 	ctx, taken := s.caller, s.running[id] != nil
@@ -88,26 +89,75 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 	ctx, op.cancel = context.WithCancel(ctx)
 	s.running[id] = op
 	s.mu.Unlock()
+	if op.subscription {
+		go s.start(ctx, id, op, oc)
+		return
+	}
 	go s.run(ctx, id, op, oc, params)
 }
 
-// run executes an operation and sends its results, then completes it.
-func (s *socket) run(ctx context.Context, id string, op *socketOp, oc *graphql.OperationContext, params *graphql.RawParams) {
+// start opens a subscription. When its stream takes a models.Readiness (the resolver
+// claims it), the goroutine ends once the subscription is open: the stream calls the
+// socket when events are queued, and a drain sends them and lasts only as long as they
+// wait. Otherwise the goroutine waits on the stream until it ends.
+func (s *socket) start(ctx context.Context, id string, op *socketOp, oc *graphql.OperationContext) {
+	r := models.NewReadiness(func() { s.ready(id, op) })
+	// Each event is small and made of records already in memory: no byte budget,
+	// which would add up over the subscription's life.
+	responses, rctx := s.exec.DispatchOperation(models.WithReadiness(models.WithBudget(ctx, nil), r), oc)
+	if queued, ok := r.Claimed(); ok {
+		op.responses, op.ctx, op.queued = responses, rctx, queued
+		// The client's complete, or the socket's close, ends it with no drain running.
+		context.AfterFunc(ctx, func() { s.done(id, op) })
+		op.armed.Store(true)
+		s.ready(id, op) // what was queued before it was armed
+		return
+	}
 	defer s.done(id, op)
-	if op.subscription {
-		// Each event is small and made of records already in memory: no byte budget,
-		// which would add up over the subscription's life.
-		responses, ctx := s.exec.DispatchOperation(models.WithBudget(ctx, nil), oc)
-		for {
-			res := responses(ctx)
+	for {
+		res := responses(rctx)
+		if res == nil {
+			break
+		}
+		s.next(id, op, encodeResult(res))
+	}
+	s.complete(id, op)
+}
+
+// ready is called by a claimed subscription's stream when events are queued: it starts a
+// drain unless one runs.
+func (s *socket) ready(id string, op *socketOp) {
+	if op.armed.Load() && op.taking.CompareAndSwap(false, true) {
+		go s.drain(id, op)
+	}
+}
+
+// drain sends what a claimed subscription's stream has queued (a read of the response
+// handler then finds its event without waiting), and completes the subscription when
+// the stream ends. An event queued after it found none starts it again.
+func (s *socket) drain(id string, op *socketOp) {
+	for {
+		for op.queued() {
+			res := op.responses(op.ctx)
 			if res == nil {
-				break
+				// The stream ended, or the operation did (its context, which the
+				// response handler also waits on); no drain runs after this one.
+				s.complete(id, op)
+				s.done(id, op)
+				return
 			}
 			s.next(id, op, encodeResult(res))
 		}
-		s.complete(id, op)
-		return
+		op.taking.Store(false)
+		if !op.queued() || !op.taking.CompareAndSwap(false, true) {
+			return
+		}
 	}
+}
+
+// run executes a query or mutation and sends its results, then completes it.
+func (s *socket) run(ctx context.Context, id string, op *socketOp, oc *graphql.OperationContext, params *graphql.RawParams) {
+	defer s.done(id, op)
 	ctx, release := s.t.gate.Operation(ctx)
 	defer release()
 	serve := func(ctx context.Context, c extension.IdempotencyClaim) []byte {
@@ -133,11 +183,15 @@ func (s *socket) run(ctx context.Context, id string, op *socketOp, oc *graphql.O
 	s.complete(id, op)
 }
 
-// done uncounts a finished operation.
+// done uncounts a finished operation, once.
 func (s *socket) done(id string, op *socketOp) {
 	op.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if op.finished {
+		return
+	}
+	op.finished = true
 	if s.running[id] == op {
 		delete(s.running, id)
 	}

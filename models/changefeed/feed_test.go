@@ -499,3 +499,26 @@ func TestFeedSubscribeReady(t *testing.T) {
 		}
 	})
 }
+
+// A subscription has ended once the feed will queue nothing more on it than its last
+// event and close: after the feed's shutdown, or the client's Close; a live one has not.
+func TestFeedEnded(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		w := newWorld(t, s, changefeed.Options{})
+		live, closed, shut := w.subscribe(t, nil, nil), w.subscribe(t, nil, nil), w.subscribe(t, ptr("alice"), nil)
+		closed.Close()
+		if live.Ended() || !closed.Ended() {
+			t.Fatalf("live ended %v, closed ended %v", live.Ended(), closed.Ended())
+		}
+		w.feed.Shutdown()
+		for e := range shut.Events() {
+			if !errors.Is(e.Err, changefeed.ErrShuttingDown) {
+				t.Fatalf("last event: %+v", e)
+			}
+		}
+		if !shut.Ended() {
+			t.Fatal("a stream the feed closed has not ended")
+		}
+	})
+}

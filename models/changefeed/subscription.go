@@ -120,6 +120,16 @@ func (f *Feed) SubscribeReady(ctx context.Context, filter models.ChangeFilter, f
 // Events is the subscription's stream; it is closed after the last event.
 func (s *Subscription) Events() <-chan *Event { return s.events }
 
+// Ended reports whether the feed queues nothing more on the stream than its last event
+// and its close: the stream was ended, or the client closed the subscription (which
+// leaves the channel open). A SubscribeReady client with nothing queued reads once more
+// when it has ended, to take the end.
+func (s *Subscription) Ended() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.gone
+}
+
 // Close ends the subscription; events not yet read are dropped.
 func (s *Subscription) Close() {
 	s.feed.remove(s)

@@ -116,6 +116,15 @@ func TestParseMemoryStatus(t *testing.T) {
 	}
 }
 
+func TestParseThreads(t *testing.T) {
+	if got, err := parseThreads("Name:\tnode\nVmRSS:\t 65536 kB\nThreads:\t11\nSigQ:\t0/1\n"); err != nil || got != 11 {
+		t.Errorf("parseThreads = %d, %v; want 11", got, err)
+	}
+	if _, err := parseThreads("Name:\tnode\n"); err == nil {
+		t.Error("a status without Threads parsed")
+	}
+}
+
 // utime and stime are fields 14 and 15, counted after the command name, which may hold
 // spaces and parentheses.
 func TestParseCPUTicks(t *testing.T) {

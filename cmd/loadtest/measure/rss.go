@@ -131,3 +131,21 @@ func (s *RSSSampler) Stop() (MemoryStatus, error) {
 	}
 	return m, err
 }
+
+// ReadThreads reads the number of threads of /proc/PID/status.
+func ReadThreads(pid int) (int, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	return parseThreads(string(b))
+}
+
+func parseThreads(status string) (int, error) {
+	for _, line := range strings.Split(status, "\n") {
+		if value, ok := strings.CutPrefix(line, "Threads:"); ok {
+			return strconv.Atoi(strings.TrimSpace(value))
+		}
+	}
+	return 0, fmt.Errorf("no Threads in the process status")
+}
