@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -294,6 +295,25 @@ func TestInboxSocket(t *testing.T) {
 					if c, status := dialInbox(t, w.srv.base, token, nil); c != nil || status != http.StatusUnauthorized {
 						t.Errorf("%s: %d, want 401", name, status)
 					}
+				}
+				// The refusal's body does not quote the token it refused.
+				forged := strings.Repeat("b", 40)
+				req, err := http.NewRequest(http.MethodGet, w.srv.base+"/v1/inbox/socket?token="+forged, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for k, v := range map[string]string{"Connection": "Upgrade", "Upgrade": "websocket",
+					"Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ=="} {
+					req.Header.Set(k, v)
+				}
+				res, err := e2eClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				if res.StatusCode != http.StatusUnauthorized || strings.Contains(string(body), forged) || !strings.Contains(string(body), `"path":"/v1/inbox/socket"`) {
+					t.Errorf("refused upgrade: %d %s", res.StatusCode, body)
 				}
 				// An API key in the header is not a subscriber's.
 				if c, status := dialInbox(t, w.srv.base, "", http.Header{"Authorization": {"ApiKey " + w.key}}); c != nil || status != http.StatusForbidden {

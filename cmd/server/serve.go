@@ -336,7 +336,8 @@ func (a *app) announce(c config, addr net.Addr, d demo) {
 		fmt.Fprintf(a.stderr, "\nGraphQL playground: %s/\n", base)
 		if d.key != "" {
 			fmt.Fprintf(a.stderr, "Live inbox: %s/inbox\n", base)
-			fmt.Fprintf(a.stderr, "Inbox component: applicationIdentifier %s, backendUrl %s\n", d.applicationIdentifier, base)
+			fmt.Fprintf(a.stderr, "Inbox component: applicationIdentifier %s, backendUrl %s, socketUrl ws://%s/v1/inbox/socket\n",
+				d.applicationIdentifier, base, displayAddr(addr))
 			fmt.Fprintf(a.stderr, "Try: curl -H \"Authorization: ApiKey %s\" %s/v1/messages\n\n", d.key, base)
 		}
 	}

@@ -218,12 +218,18 @@ func (f *Feed) readHolds(ctx context.Context) error {
 // from is where the next poll reads from: Lookback before the last poll began, or the
 // start of the oldest hold if that is earlier. It moves with the clock, so a quiet
 // table costs one empty range read per poll however large the last burst was.
+//
+// It is whole milliseconds: the query compares stamps with it at the database's
+// precision (SQLite's stamps are text in milliseconds, MariaDB's microseconds), and the
+// changes the last poll saw are forgotten below it in Go's nanoseconds. A from between a
+// stamp and the next millisecond would forget a change the next query still reads, and
+// publish it again.
 func (f *Feed) from() time.Time {
 	from := f.lastPoll.Add(-f.o.Lookback)
 	if !f.hold.IsZero() && f.hold.Before(from) {
 		from = f.hold
 	}
-	return from
+	return from.Truncate(time.Millisecond)
 }
 
 // poll reads every position in the window, loads the rows not seen yet and publishes

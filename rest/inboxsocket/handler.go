@@ -108,17 +108,6 @@ func New(svc *service.Service, watch Watcher, errs ErrorWriter, logger *slog.Log
 	return &Handler{service: svc, watch: watch, errors: errs, logger: logger, o: o.withDefaults(), held: map[string]int{}}
 }
 
-// Open is how many sockets are open, for metrics and tests.
-func (h *Handler) Open() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, k := range h.held {
-		n += k
-	}
-	return n
-}
-
 // inApp is the channel the inbox shows.
 var inApp = models.ChannelInApp
 

@@ -42,6 +42,29 @@ type socket struct {
 	// The counts the client was last told, known only to the goroutine taking events
 	// (one at a time); -1 when a read of them failed.
 	unread, unseen int
+	// announced are the ids of the last messages announced, newest last, known only to
+	// the goroutine taking events: the feed may deliver a change again (its GraphQL
+	// clients upsert by id), and the platform's client adds each notification_received
+	// to its list.
+	announced []string
+}
+
+// maxAnnounced is how many announced ids a socket remembers.
+const maxAnnounced = 8
+
+// announce reports whether id is new to the client, and remembers it.
+func (s *socket) announce(id string) bool {
+	for _, a := range s.announced {
+		if a == id {
+			return false
+		}
+	}
+	if len(s.announced) == maxAnnounced {
+		copy(s.announced, s.announced[1:])
+		s.announced = s.announced[:maxAnnounced-1]
+	}
+	s.announced = append(s.announced, id)
+	return true
 }
 
 // start begins serving on ws: the credential is watched, and events queued since the
@@ -154,7 +177,7 @@ func (s *socket) pass() bool {
 			return false
 		}
 		changed = true
-		if !e.Change.Created {
+		if !e.Change.Created || !s.announce(e.Change.Message.ID) {
 			continue
 		}
 		msg, err := notificationReceived(e.Change.Message)

@@ -34,7 +34,11 @@ func authenticate(g *Gate, m Mount) Middleware {
 				next.ServeHTTP(w, r)
 				return
 			}
-			ctx, err := g.Open(r.Context(), credential(r, m.TokenQuery))
+			authorization := r.Header.Get("Authorization")
+			if authorization == "" && m.TokenQuery != "" && WebSocket(r) {
+				authorization, r = queryToken(r, m.TokenQuery)
+			}
+			ctx, err := g.Open(r.Context(), authorization)
 			if err != nil {
 				closeUnread(w, r)
 				errs.WriteError(w, r, err)
@@ -54,14 +58,20 @@ func closeUnread(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// credential is r's Authorization header; for a WebSocket upgrade without one, the
-// session token in the query parameter tokenQuery (when set), as a bearer credential.
-func credential(r *http.Request, tokenQuery string) string {
-	if h := r.Header.Get("Authorization"); h != "" || tokenQuery == "" || !WebSocket(r) {
-		return h
+// queryToken is the session token in r's query parameter name, as a bearer credential
+// ("" when there is none), and r without that parameter, so that no error body or log
+// down the chain quotes the credential.
+func queryToken(r *http.Request, name string) (string, *http.Request) {
+	q := r.URL.Query()
+	token := q.Get(name)
+	if token == "" {
+		return "", r
 	}
-	if token := r.URL.Query().Get(tokenQuery); token != "" {
-		return "Bearer " + token
-	}
-	return ""
+	q.Del(name)
+	u := *r.URL
+	u.RawQuery = q.Encode()
+	stripped := *r
+	stripped.URL = &u
+	stripped.RequestURI = u.RequestURI()
+	return "Bearer " + token, &stripped
 }

@@ -20,7 +20,10 @@ import (
 //
 // The HTTP middleware of this package (Authenticate, RateLimit, Operation) are
 // the adapters for requests; the /graphql transports (graph/transport's WebSocket and event
-// stream) call the Gate itself. docs/reliability.md has the same table.
+// stream) call the Gate itself. The platform's inbox socket (rest/inboxsocket) is
+// authenticated and rate limited as its upgrade request, by the token of its query
+// (Mount.TokenQuery), and closed 4403 through Watch. docs/reliability.md has the same
+// table, with a column for it.
 type Gate struct {
 	auth      Authenticator
 	limiter   *RateLimiter

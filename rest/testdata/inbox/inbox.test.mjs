@@ -5,9 +5,13 @@
 
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 
 import { Novu } from '@novu/js';
+import { WebSocket } from 'ws';
 
 import { aliceA, emailsA, envA, envB, inboxA, inboxB, records, shared, unreadA } from './lib/fixture.mjs';
 import { allowedOrigin, Server } from './lib/server.mjs';
@@ -357,5 +361,83 @@ describe('CORS', () => {
     });
     assert.equal(refused.status, 403);
     assert.equal(refused.headers.get('access-control-allow-origin'), null);
+  });
+});
+
+describe('live socket', () => {
+  /** live opens a client whose socket is this server's (partysocket, with ws for Node) and records what it announces. */
+  async function live({ app, key, subscriberId = shared }) {
+    const novu = new Novu({ applicationIdentifier: app, subscriberId, subscriberHash: hash(key, subscriberId),
+      backendUrl: server.baseURL, socketUrl: `${server.baseURL.replace(/^http/, 'ws')}/v1/inbox/socket`,
+      socketOptions: { socketType: 'cloud', WebSocket }, useCache: false });
+    const got = { received: [], unread: [], unseen: [] };
+    const connected = new Promise((resolve) => novu.on('socket.connect.resolved', resolve));
+    novu.on('notifications.notification_received', ({ result }) => got.received.push(result));
+    novu.on('notifications.unread_count_changed', ({ result }) => got.unread.push(result));
+    novu.on('notifications.unseen_count_changed', ({ result }) => got.unseen.push(result));
+    const { error } = await connected;
+    assert.equal(error, undefined, `the socket did not open: ${error}`);
+    return { novu, got, close: () => novu.socket.disconnect() };
+  }
+
+  async function until(check, what, ms = 5_000) {
+    const deadline = Date.now() + ms;
+    while (!check()) {
+      if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  test('a raw INSERT and an import reach the subscriber\'s client with the counts, and no one else\'s', async () => {
+    const a = await live({ app: keyA.app, key: keyA.key });
+    const b = await live({ app: keyB.app, key: keyB.key });
+    const alice = await live({ app: keyA.app, key: keyA.key, subscriberId: 'alice' });
+    try {
+      const before = await counts(keyA);
+      // A row another program inserts with plain SQL: no code of the server runs.
+      const raw = `6c00${Date.now().toString(16).padStart(20, '0')}`;
+      await server.sql(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+        transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content)
+        VALUES ('${raw}', '${envA}', '${inboxA[0]._organizationId}', '${inboxA[0]._subscriberId}', UTC_TIMESTAMP(3),
+        'raw-${raw}', 'From SQL', 'in_app', '', '', '', '', '{"type":"redirect","action":{"status":"pending","buttons":[{"type":"primary","content":"Open"}]}}',
+        '', '[{"type":"text","content":"Inserted with SQL"}]')`);
+      const inserted = Date.now();
+      await until(() => a.got.unread.length > 0, 'the unread count after the INSERT');
+      const took = Date.now() - inserted;
+      const [n] = a.got.received;
+      assert.equal(n?.id, raw);
+      assert.equal(typeof n.read, 'function', 'the client made a Notification of it');
+      assert.deepEqual({ subject: n.subject, body: n.body, isRead: n.isRead, isSeen: n.isSeen, channelType: n.channelType,
+        label: n.primaryAction?.label, severity: n.severity, subscriberId: n.to.subscriberId },
+      { subject: 'From SQL', body: 'Inserted with SQL', isRead: false, isSeen: false, channelType: 'in_app', label: 'Open',
+        severity: 'none', subscriberId: shared });
+      assert.deepEqual(a.got.unread, [{ total: before.unread + 1, severity: { high: 0, medium: 0, low: 0, none: before.unread + 1 } }]);
+      await until(() => a.got.unseen.length > 0, 'the unseen count after the INSERT');
+      assert.deepEqual(a.got.unseen, [before.unseen + 1]);
+      assert.ok(took < 1_000, `the counts came ${took} ms after the INSERT`);
+
+      // import, in another process.
+      const imported = { ...inboxA[1], _id: `6d00${Date.now().toString(16).padStart(20, '0')}`, createdAt: new Date().toISOString(),
+        read: false, seen: false, content: [{ type: 'text', content: 'Imported' }] };
+      const dir = await mkdtemp(join(tmpdir(), 'inbox-import-'));
+      try {
+        await writeFile(join(dir, 'one.jsonl'), `${JSON.stringify(imported)}\n`);
+        await server.cli('import', '--file', join(dir, 'one.jsonl'));
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
+      await until(() => a.got.received.length > 1 && a.got.unread.length > 1, 'the imported message and the counts');
+      assert.equal(a.got.received[1].id, imported._id);
+      assert.equal(a.got.received[1].body, 'Imported');
+      assert.equal(a.got.unread[1].total, before.unread + 2);
+      assert.deepEqual(await counts(keyA), { ...before, total: before.total + 2, unread: before.unread + 2, unseen: before.unseen + 2 });
+
+      // The other environment's shared-user and A's alice heard nothing.
+      await new Promise((r) => setTimeout(r, 1_000));
+      assert.deepEqual(b.got, { received: [], unread: [], unseen: [] });
+      assert.deepEqual(alice.got, { received: [], unread: [], unseen: [] });
+    } finally {
+      await Promise.all([a, b, alice].map((c) => c.close()));
+    }
   });
 });
