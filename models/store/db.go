@@ -41,6 +41,9 @@ type Store struct {
 	subscribers recordCache[models.Subscriber]
 	boundaries  boundaryCache
 	statements  statementCounter
+	// batchPool is the MySQL pool of batched marks (markbatch.go), the only one with
+	// multi-statements; nil on SQLite.
+	batchPool *sql.DB
 	// replicas serve lists when DATABASE_READ_URLS names some (UseReplicas); nil otherwise.
 	replicas *replicaSet
 	// gormLog is the logger of every handle the store opens (see WithLogger).
@@ -101,6 +104,16 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 	if err := sqlDB.PingContext(ctx); err != nil {
 		_ = sqlDB.Close()
 		return nil, openError(err, databaseURL)
+	}
+	if dialect == DialectMySQL {
+		dsn, err := MySQLDSN(databaseURL)
+		if err == nil {
+			s.batchPool, err = openBatchPool(dsn, o.hostRetryAfter, pool)
+		}
+		if err != nil {
+			_ = sqlDB.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -261,7 +274,11 @@ func (s *Store) Close() error {
 	if err != nil {
 		return err
 	}
-	return errors.Join(sqlDB.Close(), replicas)
+	var batches error
+	if s.batchPool != nil {
+		batches = s.batchPool.Close()
+	}
+	return errors.Join(sqlDB.Close(), batches, replicas)
 }
 
 // RedactURL hides the password of a database URL, for logs.

@@ -74,8 +74,10 @@ func WithMigrationLease(d time.Duration) OpenOption {
 }
 
 // WithMarkHook makes every mark run hook inside its transaction, after its UPDATE holds
-// the row and before the message is read back; an error from hook fails the attempt as
-// a statement's would. Tests use it to run a conflicting transaction at that moment.
+// the row and before COMMIT (before the message is read back, except in a batched mark,
+// markbatch.go, which reads it in the same round trip); an error from hook fails the
+// attempt as a statement's would. Tests use it to run a conflicting transaction at that
+// moment; the hook's store calls join the mark's transaction.
 func WithMarkHook(hook func(ctx context.Context, messageID string) error) OpenOption {
 	return func(o *openOptions) { o.markHook = hook }
 }

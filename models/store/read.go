@@ -78,19 +78,7 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if e.Subscribers {
-		if err := attach(ctx, s, s.subscribers, subscriberEmbeds, environmentID, msgs, subscriberVersions); err != nil {
-			return nil, err
-		}
-	}
-	if e.Templates {
-		if err := attach(ctx, s, s.templates, templateEmbeds, environmentID, msgs, templateVersions); err != nil {
-			return nil, err
-		}
-	}
-	// What the page takes to encode: each message once more with its subscriber and
-	// template, which are read once and written with every message.
-	if err := chargeEmbedded(budget, msgs); err != nil {
+	if err := s.attachEmbedded(ctx, environmentID, msgs, subscriberVersions, templateVersions, e); err != nil {
 		return nil, err
 	}
 	if order != anyOrder {
@@ -106,4 +94,23 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 		})
 	}
 	return msgs, nil
+}
+
+// attachEmbedded attaches the records e asks for to msgs, read at the versions given
+// (msgs[i]'s subscriber at subscriberVersions[i], its template at templateVersions[i]),
+// and charges the request's budget for what the page takes to encode.
+func (s *Store) attachEmbedded(ctx context.Context, environmentID string, msgs []*models.Message, subscriberVersions, templateVersions []time.Time, e embedded) error {
+	if e.Subscribers {
+		if err := attach(ctx, s, s.subscribers, subscriberEmbeds, environmentID, msgs, subscriberVersions); err != nil {
+			return err
+		}
+	}
+	if e.Templates {
+		if err := attach(ctx, s, s.templates, templateEmbeds, environmentID, msgs, templateVersions); err != nil {
+			return err
+		}
+	}
+	// What the page takes to encode: each message once more with its subscriber and
+	// template, which are read once and written with every message.
+	return chargeEmbedded(models.BudgetFrom(ctx), msgs)
 }

@@ -1,0 +1,196 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"time"
+
+	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
+
+	"messages/models"
+	"messages/models/cluster"
+)
+
+// A mark on MySQL, outside a caller's transaction, takes two round trips instead of four:
+// the first sends START TRANSACTION, the UPDATE and the SELECT of the record as stored
+// after it as one text (MySQL's multi-statements), the second COMMIT. What the mark
+// promises stays:
+//   - all or nothing when the client goes away: COMMIT is sent only after the record was
+//     read back and only while the request is alive; if it ends while the batch waits for
+//     a row lock, the driver closes the connection and the server rolls the transaction
+//     back, as before;
+//   - a conflict (a deadlock, or Galera's failed certification, which COMMIT reports) is
+//     run again under the store's RetryPolicy, the batch from the start;
+//   - counters and the change feed are the UPDATE's triggers and changed_at, unchanged;
+//   - a keyed (idempotent) mark runs inside the caller's transaction and so takes the
+//     general path of mark.go, as does every mark on SQLite.
+//
+// Multi-statements are on only for the pool of these batches (batchPool), never for the
+// pool every other query uses, and every value is a ? that the driver interpolates
+// (interpolateParams, escaped for the connection's utf8mb4), never text pasted into SQL.
+
+// markReadSQL is the record as stored after the mark, with its subscriber's and its
+// template's versions for the record caches (recordcache.go), the columns in the order
+// joinedScan reads them. Its condition is the UPDATE's: no row means the UPDATE matched
+// none (missing, another subscriber's, another tenant's).
+var markReadSQL = `SELECT ` + messageSelect + `, s.changed_at AS subscriber_version, t.changed_at AS template_version
+FROM messages
+LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id
+LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id
+WHERE messages.id = ? AND messages.environment_id = ?
+  AND messages.subscriber_id = (SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)`
+
+// markBatchSQL is the first round trip of a batched mark.
+var markBatchSQL = "START TRANSACTION;\n" + markSQL + ";\n" + markReadSQL
+
+// openBatchPool opens the pool of batched marks: the primary's DSN with multi-statements,
+// through the same failover over several hosts, at most half as many connections as the
+// primary's pool (marks are short).
+func openBatchPool(dsn string, retryAfter time.Duration, pool PoolOptions) (*sql.DB, error) {
+	cfg, err := mysqldriver.ParseDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg.MultiStatements = true
+	dsn = cfg.FormatDSN()
+	var db *sql.DB
+	if c, ok := cluster.NewHostsConnector(dsn, retryAfter); ok {
+		db = sql.OpenDB(c)
+	} else if db, err = sql.Open("mysql", dsn); err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(max(pool.MaxOpenConns/2, 1))
+	db.SetMaxIdleConns(max(pool.MaxIdleConns/2, 1))
+	db.SetConnMaxLifetime(pool.ConnMaxLifetime)
+	db.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
+	return db, nil
+}
+
+// markBatched is MarkMessageAction in two round trips (see above), attempts run again
+// after a conflict under the store's RetryPolicy.
+func (s *Store) markBatched(ctx context.Context, environmentID string, a models.MarkAction) (*models.Message, error) {
+	var got *markedRow
+	err := s.o.retry.Run(ctx, &s.retryStats, func(ctx context.Context) error {
+		var err error
+		got, err = s.markBatchAttempt(ctx, environmentID, a)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// The subscriber and template from the record caches, or read once more (outside the
+	// transaction, which did not change them) when not cached at their versions.
+	msgs := []*models.Message{got.msg}
+	err = s.attachEmbedded(ctx, environmentID, msgs, []time.Time{got.subscriberVersion}, []time.Time{got.templateVersion},
+		embedded{Subscribers: true, Templates: true})
+	if err != nil {
+		return nil, err
+	}
+	return got.msg, nil
+}
+
+// markedRow is the record a batched mark read back, with its embedded records' versions.
+type markedRow struct {
+	msg                                *models.Message
+	subscriberVersion, templateVersion time.Time
+}
+
+// markBatchAttempt is one attempt: the batch, the test hook, COMMIT. Whatever fails
+// before COMMIT succeeds rolls the transaction back.
+func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a models.MarkAction) (*markedRow, error) {
+	conn, err := s.batchPool.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			rollback(ctx, conn)
+		}
+		_ = conn.Close()
+	}()
+	s.statements.n.Add(2) // the UPDATE and the SELECT; BEGIN and COMMIT are not counted
+	got, err := readMarked(ctx, conn, environmentID, a)
+	if err != nil {
+		return nil, cluster.NoteConflict(ctx, err)
+	}
+	if hook := s.o.markHook; hook != nil {
+		// Store calls the hook makes join this transaction, as savepoints of it.
+		tx := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
+		tx.Statement.ConnPool = batchTx{conn}
+		if err := cluster.NoteConflict(ctx, hook(WithTx(ctx, tx), a.MessageID)); err != nil {
+			return nil, err
+		}
+	}
+	if err := cluster.Conflict(ctx); err != nil {
+		return nil, err
+	}
+	if got == nil {
+		// Missing, another subscriber's, or another tenant's: the same answer for all.
+		return nil, errNotFound("message")
+	}
+	if _, err := conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return nil, cluster.NoteConflict(ctx, err)
+	}
+	committed = true
+	return got, nil
+}
+
+// readMarked sends the batch and reads the record it selects; nil when the UPDATE
+// matched no message.
+func readMarked(ctx context.Context, conn *sql.Conn, environmentID string, a models.MarkAction) (*markedRow, error) {
+	rows, err := conn.QueryContext(ctx, markBatchSQL,
+		string(a.Status), string(a.Type), a.Payload, a.MessageID, environmentID, environmentID, a.SubscriberID,
+		a.MessageID, environmentID, environmentID, a.SubscriberID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var got *markedRow
+	scan := newJoinedScan(embedded{Subscribers: true, Templates: true})
+	for rows.Next() {
+		msg, err := scan.read(rows)
+		if err != nil {
+			return nil, err
+		}
+		if err := models.BudgetFrom(ctx).Charge(messageBytes(msg)); err != nil {
+			return nil, err
+		}
+		got = &markedRow{msg: msg, subscriberVersion: scan.subscriberVersion.Time, templateVersion: scan.templateVersion.Time}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return got, rows.Close()
+}
+
+// rollback ends the open transaction of conn: ROLLBACK while ctx lives, or else (and if
+// that fails) the connection is closed, which makes the server roll back.
+func rollback(ctx context.Context, conn *sql.Conn) {
+	if ctx.Err() == nil {
+		if _, err := conn.ExecContext(ctx, "ROLLBACK"); err == nil {
+			return
+		}
+	}
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+}
+
+// batchTx is a batched mark's connection as GORM sees a transaction in progress, so that
+// GORM's Transaction on it makes savepoints: the test hook's store calls join the mark.
+type batchTx struct{ *sql.Conn }
+
+// Commit is never called by GORM on a transaction it did not begin; it commits all the same.
+func (t batchTx) Commit() error {
+	_, err := t.ExecContext(context.Background(), "COMMIT")
+	return err
+}
+
+// Rollback, likewise.
+func (t batchTx) Rollback() error {
+	_, err := t.ExecContext(context.Background(), "ROLLBACK")
+	return err
+}
+
+var _ gorm.TxCommitter = batchTx{}
