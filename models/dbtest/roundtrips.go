@@ -127,4 +127,3 @@ func (c *commandCounter) Write(b []byte) (int, error) {
 	}
 	return n, nil
 }
-
