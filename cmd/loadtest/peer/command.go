@@ -36,7 +36,8 @@ type peerConfig struct {
 	maxRequests    int
 	messages       int // the dataset's size, for the report
 	jsonPath       string
-	// costs probe each side's CPU and statements: "server", "peer", "peer-rls".
+	// costs probe each side's CPU and statements: "server", and per peer its side
+	// ("pg4", "pg5") and the side with "-rls" after it.
 	costs map[string]costProbe
 }
 
@@ -45,16 +46,19 @@ func Command(stdout, stderr io.Writer) *cli.Command {
 	return &cli.Command{
 		Name:  "peer",
 		Usage: "run the same GraphQL shapes against this server and a peer engine on the same rows, side by side",
-		Description: `Each shape runs on the server, then on the peer (the other way round in even rounds),
-for --duration after --warmup, --rounds times at each of --connections; the table shows the
-median p50 and requests/s of each side and their ratio. Shapes: ` + strings.Join(peerShapeNames(), ", ") + `.
-The peer is PostGraphile over the tables of .ci/peer/schema.sql; .ci/bench-peer sets it up.`,
+		Description: `Each shape runs on the server, then on each peer (the other way round in even
+rounds), for --duration after --warmup, --rounds times at each of --connections; a table per
+peer shows the median p50 and requests/s of the server and the peer and their ratio. Shapes:
+` + strings.Join(peerShapeNames(), ", ") + `. The peers are PostGraphile 4 (--peer-url) and 5
+(--peer5-url) over the tables of .ci/peer/schema.sql; .ci/bench-peer sets them up.`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "server-url", Usage: "this server; loopback only", Value: "http://127.0.0.1:8080"},
 			&cli.StringFlag{Name: "api-key", Usage: "API key of the environment (required)"},
-			&cli.StringFlag{Name: "peer-url", Usage: "the peer's GraphQL endpoint; loopback only (required)"},
-			&cli.StringFlag{Name: "peer-rls-url", Usage: "the peer's GraphQL endpoint with JWT + row-level security (inbox-rls is skipped without it)"},
-			&cli.StringFlag{Name: "jwt-secret", Usage: "the RLS peer's --jwt-secret"},
+			&cli.StringFlag{Name: "peer-url", Usage: "PostGraphile 4's GraphQL endpoint; loopback only (required)"},
+			&cli.StringFlag{Name: "peer-rls-url", Usage: "PostGraphile 4's GraphQL endpoint with JWT + row-level security (inbox-rls is skipped without it)"},
+			&cli.StringFlag{Name: "peer5-url", Usage: "PostGraphile 5's GraphQL endpoint (amber preset); loopback only; none: no PostGraphile 5 table"},
+			&cli.StringFlag{Name: "peer5-rls-url", Usage: "PostGraphile 5's GraphQL endpoint with JWT (lazy-jwt preset) + row-level security"},
+			&cli.StringFlag{Name: "jwt-secret", Usage: "the RLS peers' JWT secret"},
 			&cli.StringFlag{Name: "jwt-role", Usage: "the role claim of the RLS peer's token", Value: "msgpeer_subscriber"},
 			&cli.StringFlag{Name: "environment-id", Usage: "the environment of the API key (required)"},
 			&cli.StringFlag{Name: "subscriber", Usage: "external id of the subscriber whose inbox is read (required)"},
@@ -72,8 +76,10 @@ The peer is PostGraphile over the tables of .ci/peer/schema.sql; .ci/bench-peer 
 			&cli.IntFlag{Name: "messages", Usage: "messages in the dataset, for the report only"},
 			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},
 			&cli.StringFlag{Name: "server-pids", Usage: "comma-separated process ids whose CPU (with their children's) is the server side's: the server and its database"},
-			&cli.StringFlag{Name: "peer-pids", Usage: "likewise for the peer: PostGraphile and PostgreSQL's postmaster"},
-			&cli.StringFlag{Name: "peer-rls-pids", Usage: "likewise for the peer with row-level security"},
+			&cli.StringFlag{Name: "peer-pids", Usage: "likewise for PostGraphile 4: its process and PostgreSQL's postmaster"},
+			&cli.StringFlag{Name: "peer-rls-pids", Usage: "likewise for PostGraphile 4 with row-level security"},
+			&cli.StringFlag{Name: "peer5-pids", Usage: "likewise for PostGraphile 5"},
+			&cli.StringFlag{Name: "peer5-rls-pids", Usage: "likewise for PostGraphile 5 with row-level security"},
 			&cli.BoolFlag{Name: "server-statements", Usage: "read the server's db_statements_total at /metrics around each measurement", Value: true},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -105,7 +111,6 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 	c := peerConfig{
 		target: peerTarget{
 			serverURL: strings.TrimSuffix(cmd.String("server-url"), "/"), apiKey: cmd.String("api-key"),
-			peerURL: cmd.String("peer-url"), peerRLSURL: cmd.String("peer-rls-url"),
 			environmentID: cmd.String("environment-id"), subscriber: cmd.String("subscriber"),
 			subscriberKey: cmd.String("subscriber-key"), pageSize: cmd.Int("page-size"), depth: cmd.Int("depth"),
 		},
@@ -118,8 +123,13 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 	if c.connections, err = parseConnections(cmd.String("connections")); err != nil {
 		return c, cmdline.Usage(err)
 	}
+	c.target.peers = []*peerEngine{newPeerEngine("pg4", "PostGraphile 4", cmd.String("peer-url"), cmd.String("peer-rls-url"), postgraphile4Keys)}
+	if u := cmd.String("peer5-url"); u != "" {
+		c.target.peers = append(c.target.peers, newPeerEngine("pg5", "PostGraphile 5", u, cmd.String("peer5-rls-url"), postgraphile5Keys))
+	}
 	c.costs = map[string]costProbe{}
-	for side, flag := range map[string]string{"server": "server-pids", "peer": "peer-pids", "peer-rls": "peer-rls-pids"} {
+	for side, flag := range map[string]string{"server": "server-pids", "pg4": "peer-pids", "pg4-rls": "peer-rls-pids",
+		"pg5": "peer5-pids", "pg5-rls": "peer5-rls-pids"} {
 		pids, err := parsePIDs(cmd.String(flag))
 		if err != nil {
 			return c, cmdline.Usage(fmt.Errorf("--%s: %w", flag, err))
@@ -131,7 +141,11 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 		p.metricsURL = c.target.serverURL + "/metrics"
 		c.costs["server"] = p
 	}
-	if c.shapes, err = parsePeerShapes(cmd.String("shapes"), c.target.peerRLSURL != ""); err != nil {
+	rls := false
+	for _, p := range c.target.peers {
+		rls = rls || p.rlsURL != ""
+	}
+	if c.shapes, err = parsePeerShapes(cmd.String("shapes"), rls); err != nil {
 		return c, cmdline.Usage(err)
 	}
 	if err := c.check(); err != nil {
@@ -143,19 +157,26 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 // check refuses addresses off loopback, missing settings and values out of range.
 func (c peerConfig) check() error {
 	t := c.target
-	for flag, u := range map[string]string{"--server-url": t.serverURL, "--peer-url": t.peerURL, "--peer-rls-url": t.peerRLSURL} {
-		if u == "" && flag == "--peer-rls-url" {
+	if err := loopback.CheckURL(t.serverURL); err != nil {
+		return fmt.Errorf("--server-url: %w", err)
+	}
+	for _, p := range t.peers {
+		if err := loopback.CheckURL(p.url); err != nil {
+			return fmt.Errorf("%s's URL: %w", p.label, err)
+		}
+		if p.rlsURL == "" {
 			continue
 		}
-		if err := loopback.CheckURL(u); err != nil {
-			return fmt.Errorf("%s: %w", flag, err)
+		if err := loopback.CheckURL(p.rlsURL); err != nil {
+			return fmt.Errorf("%s's RLS URL: %w", p.label, err)
+		}
+		if c.jwtSecret == "" {
+			return fmt.Errorf("%s's RLS URL needs --jwt-secret", p.label)
 		}
 	}
 	switch {
 	case t.apiKey == "" || t.environmentID == "" || t.subscriber == "" || t.subscriberKey == "":
 		return errors.New("--api-key, --environment-id, --subscriber and --subscriber-key are required")
-	case t.peerRLSURL != "" && c.jwtSecret == "":
-		return errors.New("--peer-rls-url needs --jwt-secret")
 	case t.pageSize < 1 || t.pageSize > 1000:
 		return errors.New("--page-size must be from 1 to 1000")
 	case t.depth < 1:

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,22 +109,23 @@ func TestParsePeerShapes(t *testing.T) {
 }
 
 func TestPeerShapesReadTheSameRows(t *testing.T) {
-	tg := &peerTarget{serverURL: "http://127.0.0.1:1", apiKey: "k", peerURL: "http://127.0.0.1:2/graphql",
+	pg4 := newPeerEngine("pg4", "PostGraphile 4", "http://127.0.0.1:2/graphql", "", postgraphile4Keys)
+	tg := &peerTarget{serverURL: "http://127.0.0.1:1", apiKey: "k", peers: []*peerEngine{pg4},
 		environmentID: "env", subscriber: "user-1", subscriberKey: "row-1", pageSize: 10, depth: 500_000,
 		markIDs: []string{"a", "b", "c"}}
-	server, peer := serverOffset(tg, 0), peerOffset(tg, 0)
+	server, peer := serverOffset(tg, 0), peerOffset(tg, pg4, 0)
 	if got, want := server.vars["page"].(int)*server.vars["limit"].(int), peer.vars["offset"].(int); got != want || got != 500_000 {
 		t.Errorf("server skips %d rows, peer %d; want both 500,000", got, want)
 	}
 	if got := serverInbox(tg, 0).header.Get("Authorization"); got != "ApiKey k" {
 		t.Errorf("server Authorization %q", got)
 	}
-	if got := peerInbox(tg, 0).vars["subscriberId"]; got != "row-1" {
+	if got := peerInbox(tg, pg4, 0).vars["subscriberId"]; got != "row-1" {
 		t.Errorf("the peer's inbox filters by %v, want the row id", got)
 	}
 	// Both sides mark the same message with the same status for the same i.
 	for i := range int64(6) {
-		s, p := serverMark(tg, i), peerMark(tg, i)
+		s, p := serverMark(tg, i), peerMark(tg, pg4, i)
 		if s.vars["messageId"] != p.vars["id"] || s.vars["status"] != p.vars["status"] {
 			t.Errorf("mark %d: server %v, peer %v", i, s.vars, p.vars)
 		}
@@ -157,12 +159,13 @@ func TestPeerRowsMediansAndRatios(t *testing.T) {
 	for round, p50 := range []float64{4, 2, 3} {
 		samples = append(samples,
 			peerSample{Shape: "inbox", Side: "server", Connections: 1, Round: round + 1, Requests: 100, P50: p50, PerSecond: 100 * p50},
-			peerSample{Shape: "inbox", Side: "peer", Connections: 1, Round: round + 1, Requests: 100, P50: 2 * p50, PerSecond: 50 * p50},
-			peerSample{Shape: "inbox-rls", Side: "peer", Connections: 1, Round: round + 1, Requests: 100, P50: 4 * p50, PerSecond: 25 * p50})
+			peerSample{Shape: "inbox", Side: "pg4", Connections: 1, Round: round + 1, Requests: 100, P50: 2 * p50, PerSecond: 50 * p50},
+			peerSample{Shape: "inbox", Side: "pg5", Connections: 1, Round: round + 1, Requests: 100, P50: 1, PerSecond: 1},
+			peerSample{Shape: "inbox-rls", Side: "pg4", Connections: 1, Round: round + 1, Requests: 100, P50: 4 * p50, PerSecond: 25 * p50})
 	}
 	// A round in which every request failed counts its errors, not its figures.
-	samples = append(samples, peerSample{Shape: "inbox", Side: "peer", Connections: 1, Round: 4, Requests: 7, Errors: 7})
-	got := peerRows([]string{"inbox", "inbox-rls"}, []int{1}, samples)
+	samples = append(samples, peerSample{Shape: "inbox", Side: "pg4", Connections: 1, Round: 4, Requests: 7, Errors: 7})
+	got := peerRows([]string{"inbox", "inbox-rls"}, []int{1}, samples, "pg4")
 	want := []peerRow{
 		{Shape: "inbox", About: "a subscriber's first page", Cells: []peerCell{{Connections: 1,
 			Server:   &peerFigures{Rounds: 3, P50: 3, PerSecond: 300},
@@ -180,14 +183,15 @@ func TestPeerRowsMediansAndRatios(t *testing.T) {
 
 func TestPeerTableNamesTheDepth(t *testing.T) {
 	rep := &peerReport{Depth: 500_000, Rounds: 1, Connections: []int{1, 4}, Duration: "10s", Warmup: "1s",
-		Rows: peerRows([]string{"offset"}, []int{1, 4}, []peerSample{
+		Tables: []peerTable{{Peer: "pg5", Label: "PostGraphile 5", Rows: peerRows([]string{"offset"}, []int{1, 4}, []peerSample{
 			{Shape: "offset", Side: "server", Connections: 1, Requests: 10, P50: 100, PerSecond: 10},
-			{Shape: "offset", Side: "peer", Connections: 4, Requests: 10, P50: 400, PerSecond: 5},
-		})}
+			{Shape: "offset", Side: "pg5", Connections: 4, Requests: 10, P50: 400, PerSecond: 5},
+			{Shape: "offset", Side: "pg4", Connections: 4, Requests: 10, P50: 800, PerSecond: 1},
+		}, "pg5")}}}
 	var b bytes.Buffer
 	rep.writeTable(&b)
 	out := b.String()
-	for _, want := range []string{"offset 500,000", "server p50 @1", "peer req/s @4", "100.0 ms"} {
+	for _, want := range []string{"this server and PostGraphile 5", "offset 500,000", "server p50 @1", "peer req/s @4", "100.0 ms", "400.0 ms"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -242,5 +246,36 @@ func TestTreeCPUTicksCountsChildren(t *testing.T) {
 	cpu, statements := p.perRequest(costTotals{cpuTicks: 100}, costTotals{cpuTicks: 150}, 25)
 	if cpu != 20 || statements != -1 {
 		t.Errorf("perRequest = %v ms, %v statements; want 20 ms (50 ticks of 10 ms over 25) and -1 (not measured)", cpu, statements)
+	}
+}
+
+// PostGraphile 5's queries name the row key rowId, and order and update by it; version
+// 4's name it id.
+func TestPeerQueriesInEachReleasesNames(t *testing.T) {
+	v4, v5 := newPeerQueries(postgraphile4Keys), newPeerQueries(postgraphile5Keys)
+	for _, c := range []struct {
+		name, query string
+		want, not   []string
+	}{
+		{"v4Mark", v4.mark, []string{"updateMessageById(input: {id: $id", "subscriberBySubscriberId { id subscriberId"}, []string{"rowId", "KEY"}},
+		{"v5Mark", v5.mark, []string{"updateMessageByRowId(input: {rowId: $id", "subscriberBySubscriberId { rowId subscriberId", "templateByTemplateId { rowId name }"}, []string{"KEY", " id "}},
+		{"v4Inbox", v4.inbox, []string{"[CREATED_AT_DESC, ID_DESC]"}, []string{"ROW_ID"}},
+		{"v5Inbox", v5.inbox, []string{"[CREATED_AT_DESC, ROW_ID_DESC]"}, []string{"KEY"}},
+		{"v5MarkTargets", v5.markTargets, []string{"nodes { rowId }"}, []string{"KEY"}},
+	} {
+		for _, w := range c.want {
+			if !strings.Contains(c.query, w) {
+				t.Errorf("%s lacks %q:\n%s", c.name, w, c.query)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(c.query, n) {
+				t.Errorf("%s has %q:\n%s", c.name, n, c.query)
+			}
+		}
+	}
+	ids, err := nodeIDs(json.RawMessage(`{"allMessages":{"nodes":[{"rowId":"m1"},{"rowId":"m2"}]}}`), "rowId")
+	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
+		t.Errorf("nodeIDs = %v, %v", ids, err)
 	}
 }

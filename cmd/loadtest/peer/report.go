@@ -22,15 +22,22 @@ type peerReport struct {
 	Connections []int        `json:"connections"`
 	Duration    string       `json:"duration"`
 	Warmup      string       `json:"warmup"`
-	Rows        []peerRow    `json:"rows"`
+	Tables      []peerTable  `json:"tables"`
 	Samples     []peerSample `json:"samples"`
+}
+
+// peerTable is the server against one peer.
+type peerTable struct {
+	Peer  string    `json:"peer"` // the peer's side in the samples: pg4, pg5
+	Label string    `json:"label"`
+	Rows  []peerRow `json:"rows"`
 }
 
 // peerSample is one measurement: a shape on one side at one connection count, one round.
 // Latencies are in milliseconds.
 type peerSample struct {
 	Shape       string  `json:"shape"`
-	Side        string  `json:"side"` // server or peer
+	Side        string  `json:"side"` // server, or a peer: pg4, pg5
 	Connections int     `json:"connections"`
 	Round       int     `json:"round"`
 	Requests    int     `json:"requests"`
@@ -75,10 +82,11 @@ type peerRow struct {
 	Cells []peerCell `json:"cells"`
 }
 
-// peerRows combines the samples into the medians of each shape, side and connection
-// count, in the order of shapes and connections. A shape without a server side takes
-// the server figures of the shape it names.
-func peerRows(shapes []string, connections []int, samples []peerSample) []peerRow {
+// peerRows combines the samples of the server and of the peer whose side is peer into
+// the medians of each shape, side and connection count, in the order of shapes and
+// connections. A shape without a server side takes the server figures of the shape it
+// names.
+func peerRows(shapes []string, connections []int, samples []peerSample, peer string) []peerRow {
 	figures := func(shape, side string, conns int) *peerFigures {
 		var p50, p95, rps, cpu, statements []float64
 		errs := 0
@@ -103,7 +111,7 @@ func peerRows(shapes []string, connections []int, samples []peerSample) []peerRo
 		shape := peerShapeByName(name)
 		row := peerRow{Shape: name, About: shape.about}
 		for _, conns := range connections {
-			cell := peerCell{Connections: conns, Peer: figures(name, "peer", conns)}
+			cell := peerCell{Connections: conns, Peer: figures(name, peer, conns)}
 			serverShape := name
 			if shape.server == nil {
 				serverShape, cell.ServerSameAs = shape.serverAs, shape.serverAs
@@ -132,14 +140,27 @@ func (r *peerReport) label(row peerRow) string {
 	return strings.ReplaceAll(row.About, "DEPTH", groupThousands(r.Depth))
 }
 
-// writeTable prints the summary (p50 at the fewest connections, requests/s at the most)
-// and then every connection count in full.
+// writeTable prints, for each peer, the summary (p50 at the fewest connections,
+// requests/s at the most) and then every connection count in full.
 func (r *peerReport) writeTable(w io.Writer) {
+	fmt.Fprintf(w, "\nmedian of %d round(s), %s each after %s warmup; ratio = server / peer\n", r.Rounds, r.Duration, r.Warmup)
+	for _, t := range r.Tables {
+		r.writePeerTable(w, t)
+	}
+	for _, s := range r.Samples {
+		if s.FirstError != "" {
+			fmt.Fprintf(w, "first error of %s on the %s (%d conn, round %d): %s\n", s.Shape, s.Side, s.Connections, s.Round, report.Clip(s.FirstError, 300))
+		}
+	}
+}
+
+// writePeerTable prints the server against one peer.
+func (r *peerReport) writePeerTable(w io.Writer, t peerTable) {
 	lo, hi := r.Connections[0], r.Connections[len(r.Connections)-1]
-	fmt.Fprintf(w, "\nmedian of %d round(s), %s each after %s warmup; ratio = server / peer\n\n", r.Rounds, r.Duration, r.Warmup)
+	fmt.Fprintf(w, "\n=== this server and %s\n\n", t.Label)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "shape\tserver p50 @%d\tpeer p50 @%d\tratio\tserver req/s @%d\tpeer req/s @%d\tratio\t\n", lo, lo, hi, hi)
-	for _, row := range r.Rows {
+	for _, row := range t.Rows {
 		a, b := row.Cells[0], row.Cells[len(row.Cells)-1]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.label(row),
 			fmtP50(a.Server), fmtP50(a.Peer), report.Ratio(a.P50Ratio),
@@ -150,16 +171,11 @@ func (r *peerReport) writeTable(w io.Writer) {
 		fmt.Fprintf(w, "\n%d connection(s)\n", conns)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintln(tw, "shape\tserver p50\tp95\treq/s\terrors\tCPU ms/req\tSQL/req\tpeer p50\tp95\treq/s\terrors\tCPU ms/req\t")
-		for _, row := range r.Rows {
+		for _, row := range t.Rows {
 			c := row.Cells[i]
 			fmt.Fprintf(tw, "%s\t%s%s\t%s%s\t\n", r.label(row), fmtFigures(c.Server), fmtCost(c.Server, true), fmtFigures(c.Peer), fmtCost(c.Peer, false))
 		}
 		_ = tw.Flush()
-	}
-	for _, s := range r.Samples {
-		if s.FirstError != "" {
-			fmt.Fprintf(w, "first error of %s on the %s (%d conn, round %d): %s\n", s.Shape, s.Side, s.Connections, s.Round, report.Clip(s.FirstError, 300))
-		}
 	}
 }
 

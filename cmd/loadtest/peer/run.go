@@ -30,14 +30,18 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 		StartedAt: time.Now().UTC(), Messages: c.messages, Depth: t.depth, PageSize: t.pageSize,
 		Rounds: c.rounds, Connections: c.connections, Duration: c.duration.String(), Warmup: c.warmup.String(),
 	}
+	sides := []string{"server"}
+	for _, p := range t.peers {
+		sides = append(sides, p.side)
+	}
 	for _, conns := range c.connections {
 		for round := 1; round <= c.rounds; round++ {
 			for _, name := range c.shapes {
-				sides := []string{"server", "peer"}
+				order := slices.Clone(sides)
 				if round%2 == 0 {
-					sides = []string{"peer", "server"}
+					slices.Reverse(order)
 				}
-				for _, side := range sides {
+				for _, side := range order {
 					s, ok, err := measureSide(ctx, client, &t, c, peerSample{Shape: name, Side: side, Connections: conns, Round: round})
 					if err != nil {
 						return err
@@ -52,7 +56,9 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 			}
 		}
 	}
-	rep.Rows = peerRows(c.shapes, c.connections, rep.Samples)
+	for _, p := range t.peers {
+		rep.Tables = append(rep.Tables, peerTable{Peer: p.side, Label: p.label, Rows: peerRows(c.shapes, c.connections, rep.Samples, p.side)})
+	}
 	rep.writeTable(stdout)
 	if c.jsonPath != "" {
 		return report.WriteJSON(c.jsonPath, rep)
@@ -62,12 +68,21 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 
 // measureSide measures one shape on one side at one connection count, as at names them,
 // after a warmup, with the side's costs read around it, and returns at with its figures;
-// false when the shape has no such side.
+// false when the shape has no such side (inbox-rls on the server, or on a peer without
+// an RLS endpoint).
 func measureSide(ctx context.Context, client *http.Client, t *peerTarget, c peerConfig, at peerSample) (peerSample, bool, error) {
 	shape := peerShapeByName(at.Shape)
-	build := shape.peer
-	if at.Side == "server" {
-		build = shape.server
+	build := shape.server
+	probe := c.costs[at.Side]
+	if at.Side != "server" {
+		p := t.peer(at.Side)
+		build = func(t *peerTarget, i int64) gqlCall { return shape.peer(t, p, i) }
+		if at.Shape == "inbox-rls" {
+			if p.rlsURL == "" {
+				return at, false, nil
+			}
+			probe = c.costs[at.Side+"-rls"]
+		}
 	}
 	if build == nil {
 		return at, false, nil
@@ -81,10 +96,6 @@ func measureSide(ctx context.Context, client *http.Client, t *peerTarget, c peer
 		warm := run
 		warm.Duration = c.warmup
 		measure.Run(ctx, op, warm)
-	}
-	probe := c.costs[at.Side]
-	if at.Side == "peer" && at.Shape == "inbox-rls" {
-		probe = c.costs["peer-rls"]
 	}
 	before, err := probe.read(ctx, client)
 	if err != nil {

@@ -13,27 +13,26 @@ import (
 	"messages/cmd/loadtest/api"
 )
 
-// preparePeer signs the RLS peer's token, finds the mark targets and the cursors at
-// depth on both sides, checks that the policy restricts the RLS peer to the subscriber,
-// and that both sides return the same rows for each read shape.
+// preparePeer signs the RLS peers' token, finds the mark targets and the cursors at
+// depth on every side, checks that the policy restricts the RLS peers to the subscriber,
+// and that every side returns the same rows for each read shape.
 func preparePeer(ctx context.Context, client *http.Client, t *peerTarget, c peerConfig, log io.Writer) error {
-	if t.peerRLSURL != "" {
+	if c.jwtSecret != "" {
 		var err error
 		if t.token, err = subscriberToken(c.jwtSecret, c.jwtRole, t.subscriberKey, time.Now()); err != nil {
 			return err
 		}
 	}
-
-	data, err := post(ctx, client, t.peer(peerMarkTargetsQuery, map[string]any{"environmentId": t.environmentID, "subscriberId": t.subscriberKey}))
+	first := t.peers[0]
+	data, err := post(ctx, client, first.call(first.q.markTargets, map[string]any{"environmentId": t.environmentID, "subscriberId": t.subscriberKey}))
 	if err != nil {
-		return fmt.Errorf("the subscriber's messages on the peer: %w", err)
+		return fmt.Errorf("the subscriber's messages on %s: %w", first.label, err)
 	}
-	if t.markIDs, err = nodeIDs(data); err != nil || len(t.markIDs) == 0 {
-		return fmt.Errorf("the subscriber %s has no messages on the peer (%v)", t.subscriberKey, err)
+	if t.markIDs, err = nodeIDs(data, first.q.key); err != nil || len(t.markIDs) == 0 {
+		return fmt.Errorf("the subscriber %s has no messages on %s (%v)", t.subscriberKey, first.label, err)
 	}
 
-	needCursors := slices.Contains(c.shapes, "cursor")
-	if needCursors {
+	if slices.Contains(c.shapes, "cursor") {
 		fmt.Fprintf(log, "finding the server's cursor %d rows deep\n", t.depth)
 		walker := api.Server{BaseURL: t.serverURL, APIKey: t.apiKey}
 		cursors, err := api.WalkCursors(ctx, client, walker, 1000, []int{t.depth})
@@ -41,29 +40,41 @@ func preparePeer(ctx context.Context, client *http.Client, t *peerTarget, c peer
 			return fmt.Errorf("the server's cursor at %d: %w", t.depth, err)
 		}
 		t.serverCursor = cursors[t.depth]
-		data, err := post(ctx, client, t.peer(peerCursorAtQuery, map[string]any{"environmentId": t.environmentID, "offset": t.depth - 1}))
-		if err != nil {
-			return fmt.Errorf("the peer's cursor at %d: %w", t.depth, err)
-		}
-		if t.peerCursor, err = firstCursor(data); err != nil {
-			return fmt.Errorf("the peer's cursor at %d: %w", t.depth, err)
+	}
+	for _, p := range t.peers {
+		if err := preparePeerEngine(ctx, client, t, p, c); err != nil {
+			return fmt.Errorf("%s: %w", p.label, err)
 		}
 	}
+	fmt.Fprintf(log, "every side returns the same rows; %d mark targets\n", len(t.markIDs))
+	return nil
+}
 
-	if t.peerRLSURL != "" {
-		mine, err := post(ctx, client, t.peer(peerTotalQuery, map[string]any{"subscriberId": t.subscriberKey}))
+// preparePeerEngine finds p's cursor at depth, checks its policy, and that it returns the
+// server's rows for each read shape.
+func preparePeerEngine(ctx context.Context, client *http.Client, t *peerTarget, p *peerEngine, c peerConfig) error {
+	if slices.Contains(c.shapes, "cursor") {
+		data, err := post(ctx, client, p.call(p.q.cursorAt, map[string]any{"environmentId": t.environmentID, "offset": t.depth - 1}))
+		if err != nil {
+			return fmt.Errorf("the cursor at %d: %w", t.depth, err)
+		}
+		if p.cursor, err = firstCursor(data); err != nil {
+			return fmt.Errorf("the cursor at %d: %w", t.depth, err)
+		}
+	}
+	if p.rlsURL != "" {
+		mine, err := post(ctx, client, p.call(p.q.total, map[string]any{"subscriberId": t.subscriberKey}))
 		if err != nil {
 			return err
 		}
-		seen, err := post(ctx, client, gqlCall{url: t.peerRLSURL, header: http.Header{"Authorization": {"Bearer " + t.token}}, query: peerTotalQuery})
+		seen, err := post(ctx, client, p.rlsCall(t, p.q.total, nil))
 		if err != nil {
-			return fmt.Errorf("the RLS peer: %w", err)
+			return fmt.Errorf("with JWT + RLS: %w", err)
 		}
 		if a, b := totalCount(mine), totalCount(seen); a != b || a <= 0 {
-			return fmt.Errorf("the RLS peer shows the subscriber's token %d messages, the subscriber has %d: is the policy in place?", b, a)
+			return fmt.Errorf("with JWT + RLS it shows the subscriber's token %d messages, the subscriber has %d: is the policy in place?", b, a)
 		}
 	}
-
 	// The same rows in the same order on both sides, or the comparison means nothing.
 	for _, name := range c.shapes {
 		shape := peerShapeByName(name)
@@ -74,12 +85,12 @@ func preparePeer(ctx context.Context, client *http.Client, t *peerTarget, c peer
 		if err != nil {
 			return fmt.Errorf("%s on the server: %w", name, err)
 		}
-		b, err := post(ctx, client, shape.peer(t, 0))
+		b, err := post(ctx, client, shape.peer(t, p, 0))
 		if err != nil {
-			return fmt.Errorf("%s on the peer: %w", name, err)
+			return fmt.Errorf("%s: %w", name, err)
 		}
 		serverIDs, err1 := messageIDs(a, "_id")
-		peerIDs, err2 := messageIDs(b, "id")
+		peerIDs, err2 := messageIDs(b, p.q.key)
 		if err := errors.Join(err1, err2); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
@@ -87,7 +98,6 @@ func preparePeer(ctx context.Context, client *http.Client, t *peerTarget, c peer
 			return fmt.Errorf("%s: the server returns %v, the peer %v", name, serverIDs, peerIDs)
 		}
 	}
-	fmt.Fprintf(log, "both sides return the same rows; %d mark targets\n", len(t.markIDs))
 	return nil
 }
 
@@ -129,13 +139,11 @@ func messageIDs(data json.RawMessage, idKey string) ([]string, error) {
 	return out, nil
 }
 
-// nodeIDs reads allMessages.nodes[].id.
-func nodeIDs(data json.RawMessage) ([]string, error) {
+// nodeIDs reads allMessages.nodes[].key.
+func nodeIDs(data json.RawMessage, key string) ([]string, error) {
 	var r struct {
 		AllMessages struct {
-			Nodes []struct {
-				ID string `json:"id"`
-			} `json:"nodes"`
+			Nodes []map[string]any `json:"nodes"`
 		} `json:"allMessages"`
 	}
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -143,7 +151,11 @@ func nodeIDs(data json.RawMessage) ([]string, error) {
 	}
 	out := make([]string, len(r.AllMessages.Nodes))
 	for i, n := range r.AllMessages.Nodes {
-		out[i] = n.ID
+		id, ok := n[key].(string)
+		if !ok {
+			return nil, fmt.Errorf("node %d has no %s", i, key)
+		}
+		out[i] = id
 	}
 	return out, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"messages/cmd/loadtest/api"
@@ -16,20 +17,33 @@ import (
 // server's schema and once for PostGraphile's schema of the same tables (.ci/peer), with
 // the same selection: an inbox row with its subscriber and template.
 
-// peerTarget is what the shapes need to know of both sides, found at start.
+// peerTarget is what the shapes need to know of every side, found at start.
 type peerTarget struct {
-	serverURL, apiKey   string // this server, its /graphql and the environment's API key
-	peerURL, peerRLSURL string // PostGraphile's /graphql, plain and with JWT + RLS
-	token               string // the signed JWT of the RLS peer's requests
-	environmentID       string
-	subscriber          string // the busy subscriber's external id (the server's subscriberId)
-	subscriberKey       string // its row id (messages.subscriber_id, the peer's subscriberId)
-	pageSize, depth     int
+	serverURL, apiKey string        // this server, its /graphql and the environment's API key
+	peers             []*peerEngine // the peers, in the order of the flags
+	token             string        // the signed JWT of the RLS peers' requests
+	environmentID     string
+	subscriber        string // the busy subscriber's external id (the server's subscriberId)
+	subscriberKey     string // its row id (messages.subscriber_id, the peer's subscriberId)
+	pageSize, depth   int
 	// markIDs are messages of the subscriber, the targets of the mark shape.
 	markIDs []string
-	// serverCursor and peerCursor point after the row at depth, on each side.
-	serverCursor, peerCursor string
+	// serverCursor points after the row at depth on the server.
+	serverCursor string
 }
+
+// peerEngine is one peer: a PostGraphile release, its endpoints (plain, and with JWT +
+// row-level security when rlsURL is set), its queries in its schema's names, and its
+// cursor at depth.
+type peerEngine struct {
+	side, label string // the samples' side ("pg4", "pg5") and the table's name of it
+	url, rlsURL string
+	q           peerQueries
+	cursor      string
+}
+
+// peerShapeSide builds the i-th request of a shape on a peer.
+type peerShapeSide func(t *peerTarget, p *peerEngine, i int64) gqlCall
 
 // gqlCall is one GraphQL POST: the endpoint, its extra headers, document and variables.
 type gqlCall struct {
@@ -39,15 +53,16 @@ type gqlCall struct {
 	vars   map[string]any
 }
 
-// shapeSide builds the i-th request of a shape on one side.
+// shapeSide builds the i-th request of a shape on this server.
 type shapeSide func(t *peerTarget, i int64) gqlCall
 
 // peerShape is one row of the table: the same thing asked of both sides. A shape
 // without a server side reuses the server figures of serverAs.
 type peerShape struct {
-	name, about  string
-	server, peer shapeSide
-	serverAs     string
+	name, about string
+	server      shapeSide
+	peer        peerShapeSide
+	serverAs    string
 }
 
 // peerShapes are the rows of the table, in the order they run.
@@ -68,17 +83,31 @@ func peerShapeNames() []string {
 	return out
 }
 
+// The peers' queries are written once, with KEY for the field of a row's primary key and
+// KEY_DESC and UPDATE_BY_KEY for what is named after it: PostGraphile 4 calls it id
+// (ID_DESC, updateMessageById); PostGraphile 5's amber preset keeps every other name of
+// version 4 for these tables, but id is its global node id there, the key being rowId
+// (ROW_ID_DESC, updateMessageByRowId), as its introspection shows.
+
+// peerKeys are the names of one release's schema that the queries' placeholders stand for.
+type peerKeys struct{ key, keyDesc, updateByKey string }
+
+var (
+	postgraphile4Keys = peerKeys{key: "id", keyDesc: "ID_DESC", updateByKey: "updateMessageById"}
+	postgraphile5Keys = peerKeys{key: "rowId", keyDesc: "ROW_ID_DESC", updateByKey: "updateMessageByRowId"}
+)
+
 // peerRowFields is the peer's selection of a message, field for field the server's Row
 // (api.MessageFields): the mark columns stand for cta.action, which the server folds in.
 const peerRowFields = `fragment Row on Message {
-  id createdAt channel transactionId subject title read seen status
+  KEY createdAt channel transactionId subject title read seen status
   content cta payload actionStatus actionResultType actionResultPayload
-  subscriberBySubscriberId { id subscriberId firstName lastName email }
-  templateByTemplateId { id name }
+  subscriberBySubscriberId { KEY subscriberId firstName lastName email }
+  templateByTemplateId { KEY name }
 }`
 
 // newestFirst is the server's list order, on the peer.
-const newestFirst = `[CREATED_AT_DESC, ID_DESC]`
+const newestFirst = `[CREATED_AT_DESC, KEY_DESC]`
 
 const (
 	serverInboxQuery = `query Inbox($subscriberId: String, $limit: Int) {
@@ -109,7 +138,7 @@ const (
 }
 ` + peerRowFields
 	peerMarkQuery = `mutation Mark($id: String!, $status: String!, $payload: JSON) {
-  updateMessageById(input: {id: $id, messagePatch: {actionStatus: $status, actionResultType: "primary", actionResultPayload: $payload}}) {
+  UPDATE_BY_KEY(input: {KEY: $id, messagePatch: {actionStatus: $status, actionResultType: "primary", actionResultPayload: $payload}}) {
     message { ...Row }
   }
 }
@@ -141,7 +170,7 @@ const (
 	// peerMarkTargetsQuery reads the subscriber's newest messages, once at start.
 	peerMarkTargetsQuery = `query MarkTargets($environmentId: String, $subscriberId: String) {
   allMessages(condition: {environmentId: $environmentId, subscriberId: $subscriberId}, orderBy: ` + newestFirst + `, first: 100) {
-    nodes { id }
+    nodes { KEY }
   }
 }`
 	// peerTotalQuery counts what a caller may see, to check the policy at start.
@@ -152,21 +181,45 @@ func (t *peerTarget) server(query string, vars map[string]any) gqlCall {
 	return gqlCall{url: t.serverURL + "/graphql", header: http.Header{"Authorization": {"ApiKey " + t.apiKey}}, query: query, vars: vars}
 }
 
-func (t *peerTarget) peer(query string, vars map[string]any) gqlCall {
-	return gqlCall{url: t.peerURL, query: query, vars: vars}
+// peerQueries are the peer queries in one release's names.
+type peerQueries struct {
+	key                                           string // the field of a row's key
+	inbox, inboxRLS, mark, firstPageCount, offset string
+	cursor, cursorAt, markTargets, total          string
+}
+
+func newPeerQueries(k peerKeys) peerQueries {
+	r := strings.NewReplacer("UPDATE_BY_KEY", k.updateByKey, "KEY_DESC", k.keyDesc, "KEY", k.key)
+	return peerQueries{key: k.key,
+		inbox: r.Replace(peerInboxQuery), inboxRLS: r.Replace(peerInboxRLSQuery), mark: r.Replace(peerMarkQuery),
+		firstPageCount: r.Replace(peerFirstPageCountQuery), offset: r.Replace(peerOffsetQuery), cursor: r.Replace(peerCursorQuery),
+		cursorAt: r.Replace(peerCursorAtQuery), markTargets: r.Replace(peerMarkTargetsQuery), total: r.Replace(peerTotalQuery)}
+}
+
+// newPeerEngine is a peer at url (and rlsURL, "" for none) with the names of keys.
+func newPeerEngine(side, label, url, rlsURL string, keys peerKeys) *peerEngine {
+	return &peerEngine{side: side, label: label, url: url, rlsURL: rlsURL, q: newPeerQueries(keys)}
+}
+
+func (p *peerEngine) call(query string, vars map[string]any) gqlCall {
+	return gqlCall{url: p.url, query: query, vars: vars}
+}
+
+// rlsCall is a call to the RLS endpoint with the subscriber's token.
+func (p *peerEngine) rlsCall(t *peerTarget, query string, vars map[string]any) gqlCall {
+	return gqlCall{url: p.rlsURL, header: http.Header{"Authorization": {"Bearer " + t.token}}, query: query, vars: vars}
 }
 
 func serverInbox(t *peerTarget, _ int64) gqlCall {
 	return t.server(serverInboxQuery, map[string]any{"subscriberId": t.subscriber, "limit": t.pageSize})
 }
 
-func peerInbox(t *peerTarget, _ int64) gqlCall {
-	return t.peer(peerInboxQuery, map[string]any{"environmentId": t.environmentID, "subscriberId": t.subscriberKey, "first": t.pageSize})
+func peerInbox(t *peerTarget, p *peerEngine, _ int64) gqlCall {
+	return p.call(p.q.inbox, map[string]any{"environmentId": t.environmentID, "subscriberId": t.subscriberKey, "first": t.pageSize})
 }
 
-func peerInboxRLS(t *peerTarget, _ int64) gqlCall {
-	return gqlCall{url: t.peerRLSURL, header: http.Header{"Authorization": {"Bearer " + t.token}},
-		query: peerInboxRLSQuery, vars: map[string]any{"environmentId": t.environmentID, "first": t.pageSize}}
+func peerInboxRLS(t *peerTarget, p *peerEngine, _ int64) gqlCall {
+	return p.rlsCall(t, p.q.inboxRLS, map[string]any{"environmentId": t.environmentID, "first": t.pageSize})
 }
 
 // markTarget is the i-th mark's message and status: the subscriber's messages in a
@@ -185,33 +238,33 @@ func serverMark(t *peerTarget, i int64) gqlCall {
 	return t.server(serverMarkQuery, map[string]any{"subscriberId": t.subscriber, "messageId": id, "status": status, "payload": payload})
 }
 
-func peerMark(t *peerTarget, i int64) gqlCall {
+func peerMark(t *peerTarget, p *peerEngine, i int64) gqlCall {
 	id, status, payload := t.markTarget(i)
-	return t.peer(peerMarkQuery, map[string]any{"id": id, "status": status, "payload": payload})
+	return p.call(p.q.mark, map[string]any{"id": id, "status": status, "payload": payload})
 }
 
 func serverFirstPageCount(t *peerTarget, _ int64) gqlCall {
 	return t.server(api.FirstPageCountQuery, map[string]any{"limit": t.pageSize})
 }
 
-func peerFirstPageCount(t *peerTarget, _ int64) gqlCall {
-	return t.peer(peerFirstPageCountQuery, map[string]any{"environmentId": t.environmentID, "first": t.pageSize})
+func peerFirstPageCount(t *peerTarget, p *peerEngine, _ int64) gqlCall {
+	return p.call(p.q.firstPageCount, map[string]any{"environmentId": t.environmentID, "first": t.pageSize})
 }
 
 func serverOffset(t *peerTarget, _ int64) gqlCall {
 	return t.server(serverOffsetQuery, map[string]any{"page": t.depth / t.pageSize, "limit": t.pageSize})
 }
 
-func peerOffset(t *peerTarget, _ int64) gqlCall {
-	return t.peer(peerOffsetQuery, map[string]any{"environmentId": t.environmentID, "first": t.pageSize, "offset": t.depth / t.pageSize * t.pageSize})
+func peerOffset(t *peerTarget, p *peerEngine, _ int64) gqlCall {
+	return p.call(p.q.offset, map[string]any{"environmentId": t.environmentID, "first": t.pageSize, "offset": t.depth / t.pageSize * t.pageSize})
 }
 
 func serverCursor(t *peerTarget, _ int64) gqlCall {
 	return t.server(api.CursorPageQuery, map[string]any{"first": t.pageSize, "after": t.serverCursor})
 }
 
-func peerCursor(t *peerTarget, _ int64) gqlCall {
-	return t.peer(peerCursorQuery, map[string]any{"environmentId": t.environmentID, "first": t.pageSize, "after": t.peerCursor})
+func peerCursor(t *peerTarget, p *peerEngine, _ int64) gqlCall {
+	return p.call(p.q.cursor, map[string]any{"environmentId": t.environmentID, "first": t.pageSize, "after": p.cursor})
 }
 
 // signJWT returns an HS256 JSON Web Token of claims, as PostGraphile's --jwt-secret
@@ -239,6 +292,16 @@ func subscriberToken(secret, role, subscriberKey string, now time.Time) (string,
 		"iat": now.Unix(), "exp": now.Add(24 * time.Hour).Unix(),
 	})
 }
+// peer is the peer whose samples are side.
+func (t *peerTarget) peer(side string) *peerEngine {
+	for _, p := range t.peers {
+		if p.side == side {
+			return p
+		}
+	}
+	panic("unknown peer " + side)
+}
+
 func peerShapeByName(name string) peerShape {
 	for _, s := range peerShapes {
 		if s.name == name {
