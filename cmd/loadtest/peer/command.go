@@ -36,6 +36,10 @@ type peerConfig struct {
 	maxRequests    int
 	messages       int // the dataset's size, for the report
 	jsonPath       string
+	// countedServerURL and proxyStatsURL, when set, are a second instance of this server
+	// whose database connections pass through `loadtest events proxy`, and that proxy's
+	// stats: each shape's round trips are counted there (roundtrips.go).
+	countedServerURL, proxyStatsURL string
 	// costs probe each side's CPU and statements: "server", and per peer its side
 	// ("pg4", "pg5") and the side with "-rls" after it.
 	costs map[string]costProbe
@@ -80,6 +84,8 @@ peer shows the median p50 and requests/s of the server and the peer and their ra
 			&cli.StringFlag{Name: "peer-rls-pids", Usage: "likewise for PostGraphile 4 with row-level security"},
 			&cli.StringFlag{Name: "peer5-pids", Usage: "likewise for PostGraphile 5"},
 			&cli.StringFlag{Name: "peer5-rls-pids", Usage: "likewise for PostGraphile 5 with row-level security"},
+			&cli.StringFlag{Name: "counted-server-url", Usage: "a second instance of this server whose MariaDB connections pass through `loadtest events proxy`; loopback only (with --proxy-stats-url: count each shape's round trips there)"},
+			&cli.StringFlag{Name: "proxy-stats-url", Usage: "that proxy's stats address, http://127.0.0.1:PORT/"},
 			&cli.BoolFlag{Name: "server-statements", Usage: "read the server's db_statements_total at /metrics around each measurement", Value: true},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -118,6 +124,7 @@ func peerConfigFrom(cmd *cli.Command) (peerConfig, error) {
 		rounds: cmd.Int("rounds"), duration: cmd.Duration("duration"), warmup: cmd.Duration("warmup"),
 		requestTimeout: cmd.Duration("request-timeout"), setupTimeout: cmd.Duration("setup-timeout"),
 		maxRequests: cmd.Int("max-requests"), messages: cmd.Int("messages"), jsonPath: cmd.String("json"),
+		countedServerURL: strings.TrimSuffix(cmd.String("counted-server-url"), "/"), proxyStatsURL: cmd.String("proxy-stats-url"),
 	}
 	var err error
 	if c.connections, err = parseConnections(cmd.String("connections")); err != nil {
@@ -159,6 +166,17 @@ func (c peerConfig) check() error {
 	t := c.target
 	if err := loopback.CheckURL(t.serverURL); err != nil {
 		return fmt.Errorf("--server-url: %w", err)
+	}
+	if (c.countedServerURL == "") != (c.proxyStatsURL == "") {
+		return errors.New("--counted-server-url and --proxy-stats-url go together")
+	}
+	for flag, u := range map[string]string{"--counted-server-url": c.countedServerURL, "--proxy-stats-url": c.proxyStatsURL} {
+		if u == "" {
+			continue
+		}
+		if err := loopback.CheckURL(u); err != nil {
+			return fmt.Errorf("%s: %w", flag, err)
+		}
 	}
 	for _, p := range t.peers {
 		if err := loopback.CheckURL(p.url); err != nil {

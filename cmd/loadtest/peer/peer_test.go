@@ -2,14 +2,19 @@ package peer
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -277,5 +282,34 @@ func TestPeerQueriesInEachReleasesNames(t *testing.T) {
 	ids, err := nodeIDs(json.RawMessage(`{"allMessages":{"nodes":[{"rowId":"m1"},{"rowId":"m2"}]}}`), "rowId")
 	if err != nil || !slices.Equal(ids, []string{"m1", "m2"}) {
 		t.Errorf("nodeIDs = %v, %v", ids, err)
+	}
+}
+
+// Round trips per request are the proxy's commands over the measured requests only, the
+// unmeasured ones before them left out.
+func TestCountRoundTripsReadsTheProxyAroundTheRequests(t *testing.T) {
+	var commands atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("/graphql", func(w http.ResponseWriter, r *http.Request) {
+		commands.Add(2)
+		_, _ = w.Write([]byte(`{"data":{"ok":true}}`))
+	})
+	mux.HandleFunc("/stats", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, `{"commands":%d,"queries":0}`, commands.Load())
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	c := peerConfig{shapes: []string{"inbox", "inbox-rls", "mark"}, countedServerURL: srv.URL, proxyStatsURL: srv.URL + "/stats"}
+	tg := peerTarget{apiKey: "k", subscriber: "s", pageSize: 10, markIDs: []string{"a"}}
+	got, err := countRoundTrips(context.Background(), srv.Client(), tg, c, 50)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []serverRoundTrips{{Shape: "inbox", Requests: 50, RoundTrips: 2}, {Shape: "mark", Requests: 50, RoundTrips: 2}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if n := commands.Load(); n != 2*2*70 {
+		t.Errorf("%d commands, want 280 (20 unmeasured and 50 measured requests of 2 shapes)", n)
 	}
 }

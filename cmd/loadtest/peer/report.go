@@ -14,16 +14,19 @@ import (
 
 // peerReport is the outcome of `loadtest peer`: every measurement and their medians.
 type peerReport struct {
-	StartedAt   time.Time    `json:"startedAt"`
-	Messages    int          `json:"messages,omitempty"`
-	Depth       int          `json:"depth"`
-	PageSize    int          `json:"pageSize"`
-	Rounds      int          `json:"rounds"`
-	Connections []int        `json:"connections"`
-	Duration    string       `json:"duration"`
-	Warmup      string       `json:"warmup"`
-	Tables      []peerTable  `json:"tables"`
-	Samples     []peerSample `json:"samples"`
+	StartedAt   time.Time   `json:"startedAt"`
+	Messages    int         `json:"messages,omitempty"`
+	Depth       int         `json:"depth"`
+	PageSize    int         `json:"pageSize"`
+	Rounds      int         `json:"rounds"`
+	Connections []int       `json:"connections"`
+	Duration    string      `json:"duration"`
+	Warmup      string      `json:"warmup"`
+	Tables      []peerTable `json:"tables"`
+	// RoundTrips are this server's database round trips per request of each shape, when
+	// counted (roundtrips.go).
+	RoundTrips []serverRoundTrips `json:"roundTrips,omitempty"`
+	Samples    []peerSample       `json:"samples"`
 }
 
 // peerTable is the server against one peer.

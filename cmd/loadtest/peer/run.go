@@ -26,7 +26,14 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 	if err != nil {
 		return err
 	}
-	rep := &peerReport{
+	var roundTrips []serverRoundTrips
+	if c.countedServerURL != "" {
+		if roundTrips, err = countRoundTrips(ctx, client, t, c, 200); err != nil {
+			return err
+		}
+		writeRoundTrips(log, roundTrips)
+	}
+	rep := &peerReport{RoundTrips: roundTrips,
 		StartedAt: time.Now().UTC(), Messages: c.messages, Depth: t.depth, PageSize: t.pageSize,
 		Rounds: c.rounds, Connections: c.connections, Duration: c.duration.String(), Warmup: c.warmup.String(),
 	}
@@ -60,6 +67,7 @@ func runPeer(ctx context.Context, c peerConfig, stdout, log io.Writer) error {
 		rep.Tables = append(rep.Tables, peerTable{Peer: p.side, Label: p.label, Rows: peerRows(c.shapes, c.connections, rep.Samples, p.side)})
 	}
 	rep.writeTable(stdout)
+	writeRoundTrips(stdout, rep.RoundTrips)
 	if c.jsonPath != "" {
 		return report.WriteJSON(c.jsonPath, rep)
 	}

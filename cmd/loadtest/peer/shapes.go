@@ -292,6 +292,7 @@ func subscriberToken(secret, role, subscriberKey string, now time.Time) (string,
 		"iat": now.Unix(), "exp": now.Add(24 * time.Hour).Unix(),
 	})
 }
+
 // peer is the peer whose samples are side.
 func (t *peerTarget) peer(side string) *peerEngine {
 	for _, p := range t.peers {
