@@ -28,14 +28,17 @@ func openCounted(t *testing.T, opts ...store.OpenOption) (*store.Store, *dbtest.
 }
 
 // TestMarkRoundTrips: on MySQL a mark is two round trips (the batch of START TRANSACTION,
-// UPDATE and SELECT; then COMMIT) once its subscriber and template are cached, and a
-// mark of no message two (the batch; ROLLBACK). A keyed mark, inside the caller's
-// transaction, takes the general path: more.
+// UPDATE and SELECT; then COMMIT) once its subscriber and template are cached, where it
+// was four (BEGIN, UPDATE, SELECT, COMMIT), or six when they were not, and a mark of no
+// message two (the batch; ROLLBACK). A keyed mark, inside the caller's transaction,
+// takes the general path.
 func TestMarkRoundTrips(t *testing.T) {
 	s, relay := openCounted(t)
 	f := newMarkFixture(t, s)
 	markAlice := models.MarkAction{SubscriberID: "sub-alice", MessageID: f.ofAlice.ID, Type: models.ButtonPrimary, Status: models.ActionDone}
-	mark(t, s, f.a.Env.ID, markAlice) // caches the subscriber and the template
+	// The first mark opens a connection and caches the subscriber and the template, which
+	// it reads after COMMIT; a mark that read them inside its transaction could not.
+	mark(t, s, f.a.Env.ID, markAlice)
 	for _, tt := range []struct {
 		name string
 		run  func() error
