@@ -65,7 +65,8 @@ func (p costProbe) perRequest(before, after costTotals, n int) (cpuMS, statement
 	return cpuMS, statements
 }
 
-// treeCPUTicks sums utime + stime of the processes pids and all their descendants.
+// treeCPUTicks sums utime + stime of the processes pids and all their descendants, with
+// what each has reaped of its exited children.
 func treeCPUTicks(pids []int) (int64, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -90,6 +91,14 @@ func treeCPUTicks(pids []int) (int64, error) {
 		f := strings.Fields(stat[strings.LastIndexByte(stat, ')')+1:]) // f[1] is field 4, the parent
 		if len(f) > 1 {
 			parent[pid], _ = strconv.Atoi(f[1])
+		}
+		// And the children it has reaped (cutime and cstime, fields 16 and 17): a
+		// PostgreSQL backend that exits (a pool closing an idle connection) moves its
+		// time into its postmaster's, rather than out of the sum.
+		if len(f) > 14 {
+			cu, _ := strconv.ParseInt(f[13], 10, 64)
+			cs, _ := strconv.ParseInt(f[14], 10, 64)
+			t += cu + cs
 		}
 		ticks[pid] = t
 	}

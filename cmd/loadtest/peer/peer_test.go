@@ -8,6 +8,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -311,5 +312,34 @@ func TestCountRoundTripsReadsTheProxyAroundTheRequests(t *testing.T) {
 	}
 	if n := commands.Load(); n != 2*2*70 {
 		t.Errorf("%d commands, want 280 (20 unmeasured and 50 measured requests of 2 shapes)", n)
+	}
+}
+
+// A child that exited and was reaped still counts, in its parent's cutime: PostgreSQL's
+// pool closes idle backends, and their time must not leave the sum mid-measurement.
+func TestTreeCPUTicksKeepsReapedChildren(t *testing.T) {
+	parent := exec.Command("sh", "-c", `(i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done); echo spun; sleep 30`)
+	out, err := parent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := parent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = parent.Process.Kill(); _ = parent.Wait() })
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(out, buf); err != nil {
+		t.Fatal(err)
+	}
+	own, err := measure.ReadCPUTicks(parent.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree, err := treeCPUTicks([]int{parent.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree < own+5 {
+		t.Errorf("tree %d ticks after the spinning child exited, the shell's own %d: the child's time is lost", tree, own)
 	}
 }
