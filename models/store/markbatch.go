@@ -24,6 +24,7 @@ import (
 //   - a conflict (a deadlock, or Galera's failed certification, which COMMIT reports) is
 //     run again under the store's RetryPolicy, the batch from the start;
 //   - counters and the change feed are the UPDATE's triggers and changed_at, unchanged;
+//   - with read replicas, the caller's next lists read from the primary (replicas.go);
 //   - a keyed (idempotent) mark runs inside the caller's transaction and so takes the
 //     general path of mark.go, as does every mark on SQLite.
 //
@@ -79,6 +80,10 @@ func (s *Store) markBatched(ctx context.Context, environmentID string, a models.
 	})
 	if err != nil {
 		return nil, err
+	}
+	if s.replicas != nil {
+		// The caller's next lists read from the primary, as after a write through GORM.
+		s.replicas.noteCallerWrite(ctx)
 	}
 	// The subscriber and template from the record caches, or read once more (outside the
 	// transaction, which did not change them) when not cached at their versions.

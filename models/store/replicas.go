@@ -353,7 +353,13 @@ func (rs *replicaSet) noteWrite(db *gorm.DB) {
 	if db.Error != nil || db.Statement.Context == nil {
 		return
 	}
-	c, err := models.CallerFrom(db.Statement.Context)
+	rs.noteCallerWrite(db.Statement.Context)
+}
+
+// noteCallerWrite remembers that ctx's caller, if any, wrote now: noteWrite for a
+// statement GORM ran, and the batched mark (markbatch.go) for its own.
+func (rs *replicaSet) noteCallerWrite(ctx context.Context) {
+	c, err := models.CallerFrom(ctx)
 	if err != nil {
 		return
 	}
