@@ -116,15 +116,17 @@ func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a mo
 		}
 		_ = conn.Close()
 	}()
-	s.statements.n.Add(2) // the UPDATE and the SELECT; BEGIN and COMMIT are not counted
-	got, err := readMarked(ctx, conn, environmentID, a)
+	// The connection as a GORM transaction: the batch goes through GORM's callbacks (the
+	// statement counter, the slow and failed statement log, the SQL spans), and store
+	// calls the test hook makes join this transaction, as savepoints of it.
+	tx := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
+	tx.Statement.ConnPool = batchTx{conn}
+	s.statements.n.Add(1) // the text holds two statements, the UPDATE and the SELECT
+	got, err := readMarked(ctx, tx, environmentID, a)
 	if err != nil {
 		return nil, cluster.NoteConflict(ctx, err)
 	}
 	if hook := s.o.markHook; hook != nil {
-		// Store calls the hook makes join this transaction, as savepoints of it.
-		tx := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
-		tx.Statement.ConnPool = batchTx{conn}
 		if err := cluster.NoteConflict(ctx, hook(WithTx(ctx, tx), a.MessageID)); err != nil {
 			return nil, err
 		}
@@ -143,12 +145,12 @@ func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a mo
 	return got, nil
 }
 
-// readMarked sends the batch and reads the record it selects; nil when the UPDATE
-// matched no message.
-func readMarked(ctx context.Context, conn *sql.Conn, environmentID string, a models.MarkAction) (*markedRow, error) {
-	rows, err := conn.QueryContext(ctx, markBatchSQL,
+// readMarked sends the batch through tx, the batch's connection, and reads the record it
+// selects; nil when the UPDATE matched no message.
+func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models.MarkAction) (*markedRow, error) {
+	rows, err := tx.Raw(markBatchSQL,
 		string(a.Status), string(a.Type), a.Payload, a.MessageID, environmentID, environmentID, a.SubscriberID,
-		a.MessageID, environmentID, environmentID, a.SubscriberID)
+		a.MessageID, environmentID, environmentID, a.SubscriberID).Rows()
 	if err != nil {
 		return nil, err
 	}
