@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"text/tabwriter"
+	"time"
 
 	"messages/cmd/loadtest/measure"
 )
@@ -14,7 +15,9 @@ import (
 // What each shape costs this server in database round trips, counted on a second
 // instance of it (same database, same build) whose MariaDB connections pass through
 // `loadtest events proxy`: the relay adds a hop to every round trip, so the instance the
-// tables time never goes through it.
+// tables time never goes through it. The instance's own background work (the live event
+// poll, which runs whether or not anyone subscribes) is counted over an idle window
+// first and taken out at its rate over each shape's requests.
 
 // serverRoundTrips are one shape's commands to MariaDB per request: Commands are round
 // trips (a text of several statements is one), Queries the texts among them.
@@ -22,6 +25,8 @@ type serverRoundTrips struct {
 	Shape      string  `json:"shape"`
 	Requests   int     `json:"requests"`
 	RoundTrips float64 `json:"roundTripsPerRequest"`
+	// Background is the idle instance's commands per second, taken out of RoundTrips.
+	Background float64 `json:"backgroundPerSecond"`
 }
 
 // proxyCounts is the part of the proxy's stats this reads.
@@ -34,6 +39,19 @@ type proxyCounts struct {
 // around them.
 func countRoundTrips(ctx context.Context, client *http.Client, t peerTarget, c peerConfig, n int) ([]serverRoundTrips, error) {
 	t.serverURL = c.countedServerURL
+	idle, err := readProxy(ctx, client, c.proxyStatsURL)
+	if err != nil {
+		return nil, err
+	}
+	idleStart := time.Now()
+	if !sleepCtx(ctx, 3*time.Second) {
+		return nil, ctx.Err()
+	}
+	idleEnd, err := readProxy(ctx, client, c.proxyStatsURL)
+	if err != nil {
+		return nil, err
+	}
+	background := float64(idleEnd.Commands-idle.Commands) / time.Since(idleStart).Seconds()
 	var out []serverRoundTrips
 	for _, name := range c.shapes {
 		shape := peerShapeByName(name)
@@ -49,6 +67,7 @@ func countRoundTrips(ctx context.Context, client *http.Client, t peerTarget, c p
 		if err != nil {
 			return nil, err
 		}
+		start := time.Now()
 		for i := range int64(n) {
 			if _, err := post(ctx, client, shape.server(&t, 20+i)); err != nil {
 				return nil, fmt.Errorf("%s on the counted server: %w", name, err)
@@ -58,10 +77,23 @@ func countRoundTrips(ctx context.Context, client *http.Client, t peerTarget, c p
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, serverRoundTrips{Shape: name, Requests: n,
-			RoundTrips: measure.Round2(float64(after.Commands-before.Commands) / float64(n))})
+		own := float64(after.Commands-before.Commands) - background*time.Since(start).Seconds()
+		out = append(out, serverRoundTrips{Shape: name, Requests: n, RoundTrips: measure.Round2(max(own, 0) / float64(n)),
+			Background: measure.Round2(background)})
 	}
 	return out, nil
+}
+
+// sleepCtx waits d, or reports false when ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func readProxy(ctx context.Context, client *http.Client, url string) (proxyCounts, error) {
@@ -86,7 +118,7 @@ func writeRoundTrips(w io.Writer, rts []serverRoundTrips) {
 	if len(rts) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nthis server's MariaDB round trips per request (a second instance through the counting proxy, %d requests a shape, one at a time)\n\n", rts[0].Requests)
+	fmt.Fprintf(w, "\nthis server's MariaDB round trips per request (a second instance through the counting proxy, %d requests a shape, one at a time;\nits idle background, %.2f commands/s, taken out)\n\n", rts[0].Requests, rts[0].Background)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "shape\tround trips/req\t")
 	for _, r := range rts {
