@@ -178,18 +178,21 @@ func (c peerConfig) check() error {
 			return fmt.Errorf("%s: %w", flag, err)
 		}
 	}
+	// The flags of each peer's endpoints, by its side.
+	flags := map[string][2]string{"pg4": {"--peer-url", "--peer-rls-url"}, "pg5": {"--peer5-url", "--peer5-rls-url"}}
 	for _, p := range t.peers {
+		f := flags[p.side]
 		if err := loopback.CheckURL(p.url); err != nil {
-			return fmt.Errorf("%s's URL: %w", p.label, err)
+			return fmt.Errorf("%s: %w", f[0], err)
 		}
 		if p.rlsURL == "" {
 			continue
 		}
 		if err := loopback.CheckURL(p.rlsURL); err != nil {
-			return fmt.Errorf("%s's RLS URL: %w", p.label, err)
+			return fmt.Errorf("%s: %w", f[1], err)
 		}
 		if c.jwtSecret == "" {
-			return fmt.Errorf("%s's RLS URL needs --jwt-secret", p.label)
+			return fmt.Errorf("%s needs --jwt-secret", f[1])
 		}
 	}
 	switch {
