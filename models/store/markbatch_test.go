@@ -135,3 +135,28 @@ func TestMarkRollsBackWhenCanceled(t *testing.T) {
 		t.Errorf("a mark after the abandoned ones: %+v", a)
 	}
 }
+
+// TestMarkBatchValuesStayValues: the batch's values are escaped into its text by the
+// driver, so quotes, backslashes and semicolons in them are data, never statements.
+func TestMarkBatchValuesStayValues(t *testing.T) {
+	s := dbtest.Open(t, store.DialectMySQL)
+	f := newMarkFixture(t, s)
+	_, err := s.MarkMessageAction(context.Background(), f.a.Env.ID, models.MarkAction{
+		SubscriberID: `sub-alice' OR '1'='1'; DELETE FROM messages; -- \`, MessageID: f.ofBob.ID,
+		Type: models.ButtonPrimary, Status: models.ActionDone})
+	if models.ErrorCode(err) != models.ENOTFOUND {
+		t.Fatalf("a subscriber id with SQL in it: %v, want not found", err)
+	}
+	payload := `{"q":"it's \"quoted\"; DELETE FROM messages; \\ -- ","n":1}`
+	got := mark(t, s, f.a.Env.ID, models.MarkAction{SubscriberID: "sub-alice", MessageID: f.ofAlice.ID,
+		Type: models.ButtonPrimary, Status: models.ActionDone, Payload: models.JSON(payload)})
+	for _, m := range []*models.Message{got, dbtest.LoadMessage(t, s, f.ofAlice.ID)} {
+		if a := m.CTA.Action; a == nil || a.Result == nil || string(a.Result.Payload) != payload {
+			t.Errorf("payload %+v, want %s", a, payload)
+		}
+	}
+	var n int64
+	if err := s.DB().Table("messages").Count(&n).Error; err != nil || n != 3 {
+		t.Errorf("%d messages (%v), want the fixture's 3", n, err)
+	}
+}
