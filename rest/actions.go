@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"messages/models"
+	"messages/models/wire"
 )
 
 // MaxBodyBytes bounds a request body; a larger one is refused with 413.
@@ -31,7 +32,12 @@ func (s *Server) markMessageAction(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, msg)
+	b, err := wire.Message(msg)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	writeEncoded(w, http.StatusCreated, b)
 }
 
 // actionBody is the request body in the service's input types.

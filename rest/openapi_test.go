@@ -24,6 +24,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"messages/models"
+	"messages/models/wire"
 )
 
 // The document loads, is a valid OpenAPI 3.1 document, and its examples match its schemas.
@@ -256,11 +257,25 @@ func fill(v reflect.Value, text string) {
 	}
 }
 
-// wire renders v as the server does.
-func wire(t testing.TB, status int, v any) (http.Header, []byte) {
+// rendered renders v as the server does: a message in its wire form, a page as a list
+// writes it, anything else by writeJSON.
+func rendered(t testing.TB, status int, v any) (http.Header, []byte) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	writeJSON(rec, status, v)
+	switch v := v.(type) {
+	case models.Message:
+		b, err := wire.Message(&v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeEncoded(rec, status, b)
+	case *models.MessagesPage:
+		if err := writePage(rec, v); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		writeJSON(rec, status, v)
+	}
 	return rec.Header(), rec.Body.Bytes()
 }
 
@@ -302,9 +317,9 @@ func TestValidateExchange(t *testing.T) {
 
 	full := filled()
 	bare := models.Message{Content: []models.ContentBlock{}, Channel: models.ChannelSMS}
-	recordHeader, fullBody := wire(t, http.StatusCreated, full)
-	_, bareBody := wire(t, http.StatusCreated, bare)
-	pageHeader, pageBody := wire(t, http.StatusOK, &models.MessagesPage{Data: []*models.Message{&full, &bare}, PageSize: 10})
+	recordHeader, fullBody := rendered(t, http.StatusCreated, full)
+	_, bareBody := rendered(t, http.StatusCreated, bare)
+	pageHeader, pageBody := rendered(t, http.StatusOK, &models.MessagesPage{Data: []*models.Message{&full, &bare}, PageSize: 10})
 
 	// created is a mark answered 201 with body; listed a list of uri answered 200.
 	created := func(body []byte) Exchange {

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -97,7 +98,7 @@ func objectsAt(v any, path string) []map[string]any {
 // requires, at every level, and no null.
 func TestSDKRequiredFieldsOnMinimalRecord(t *testing.T) {
 	t.Parallel()
-	_, body := wire(t, 200, minimalRecord())
+	_, body := rendered(t, 200, minimalRecord())
 	var record any
 	if err := json.Unmarshal(body, &record); err != nil {
 		t.Fatal(err)
@@ -124,7 +125,7 @@ func TestSDKRequiredFieldsOnMinimalRecord(t *testing.T) {
 // omitted: nothing the record does not hold is invented.
 func TestSDKRequiredFieldsEmptyValues(t *testing.T) {
 	t.Parallel()
-	_, body := wire(t, 200, minimalRecord())
+	_, body := rendered(t, 200, minimalRecord())
 	var record map[string]any
 	if err := json.Unmarshal(body, &record); err != nil {
 		t.Fatal(err)
@@ -192,27 +193,16 @@ func mapsKeys(m map[string]any) func(func(string) bool) {
 	}
 }
 
-// The wire encoders (models/wire.go) list every field in the record's own order: a fully
-// populated record encodes byte for byte as its plain struct tags would have it.
+// The wire encoders (models/wire) list every field in the record's own order: a fully
+// populated message, with its subscriber, template, blocks and buttons, encodes byte for
+// byte as its plain struct tags would have it.
 func TestWireEncodersKeepEveryFieldInOrder(t *testing.T) {
 	t.Parallel()
-	type (
-		plainSubscriber models.Subscriber
-		plainTemplate   models.Template
-		plainBlock      models.ContentBlock
-		plainButton     models.CTAButton
-	)
 	m := filled()
-	for name, pair := range map[string][2]any{
-		"Subscriber":   {*m.Subscriber, plainSubscriber(*m.Subscriber)},
-		"Template":     {*m.Template, plainTemplate(*m.Template)},
-		"ContentBlock": {m.Content[0], plainBlock(m.Content[0])},
-		"CTAButton":    {m.CTA.Action.Buttons[0], plainButton(m.CTA.Action.Buttons[0])},
-	} {
-		_, got := wire(t, 200, pair[0])
-		_, want := wire(t, 200, pair[1])
-		if string(got) != string(want) {
-			t.Errorf("%s on the wire:\n got %s\nwant %s", name, got, want)
-		}
+	_, got := rendered(t, 200, m)
+	rec := httptest.NewRecorder()
+	writeJSON(rec, 200, m) // no record has a MarshalJSON of its own: its struct tags
+	if want := rec.Body.Bytes(); string(got) != string(want) {
+		t.Errorf("a full message on the wire:\n got %s\nwant %s", got, want)
 	}
 }

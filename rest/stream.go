@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"messages/models"
+	"messages/models/wire"
 )
 
 // A page of 1,000 messages is about 4 MB, nearly all of it the embedded subscriber and
@@ -17,9 +18,9 @@ import (
 // encoder's buffer, encode every message's template and subscriber again, and copy each
 // of those encodings once more while checking it. writePage writes the same bytes with
 // one message in memory at a time and each distinct template and subscriber encoded once
-// (a template once for as long as the store keeps it: models.Template.WireJSON).
+// (a template once for as long as the store keeps it: wire.Template).
 //
-// A message is appended field by field (models.Message.AppendWire, which the tests hold
+// A message is appended field by field (wire.AppendMessage, which the tests hold
 // to encoding/json's bytes), with the memoized subscriber and template bytes written
 // in their places. The page's envelope is encoded by encoding/json, split around data:
 // its parts are types made from MessagesPage's own fields at start-up, so a field added
@@ -117,7 +118,7 @@ func (p *pageWriter) message(m *models.Message) error {
 			return &recordError{fmt.Errorf("template %s of message %s: %w", m.Template.ID, m.ID, err)}
 		}
 	}
-	p.encoded, err = m.AppendWire(p.encoded[:0], subscriber, template)
+	p.encoded, err = wire.AppendMessage(p.encoded[:0], m, subscriber, template)
 	if err != nil {
 		return &recordError{fmt.Errorf("message %s: %w", m.ID, err)}
 	}
@@ -130,7 +131,7 @@ func (p *pageWriter) subscriber(s *models.Subscriber) ([]byte, error) {
 	if b, ok := p.subscribers[s]; ok {
 		return b, nil
 	}
-	b, err := s.MarshalJSON()
+	b, err := wire.Subscriber(s)
 	if err != nil {
 		return nil, err
 	}
@@ -138,13 +139,13 @@ func (p *pageWriter) subscriber(s *models.Subscriber) ([]byte, error) {
 	return b, nil
 }
 
-// template returns t's wire form: encoded once for as long as t lives (WireJSON), and
+// template returns t's wire form: encoded once for as long as t lives (wire.Template), and
 // looked up once per page.
 func (p *pageWriter) template(t *models.Template) ([]byte, error) {
 	if b, ok := p.templates[t]; ok {
 		return b, nil
 	}
-	b, err := t.WireJSON()
+	b, err := wire.Template(t)
 	if err != nil {
 		return nil, err
 	}

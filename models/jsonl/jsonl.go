@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +17,7 @@ import (
 	"messages/models"
 	"messages/models/cluster"
 	"messages/models/store"
+	"messages/models/wire"
 )
 
 const (
@@ -220,8 +220,6 @@ func Export(ctx context.Context, s *store.Store, environmentID string, w io.Writ
 		return 0, err
 	}
 	bw := bufio.NewWriterSize(w, 64<<10)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
 	total := 0
 	var after *models.Keyset
 	for {
@@ -230,7 +228,12 @@ func Export(ctx context.Context, s *store.Store, environmentID string, w io.Writ
 			return total, err
 		}
 		for _, m := range msgs {
-			if err := enc.Encode(m); err != nil {
+			// Each line is the message's /v1 form, as GET /v1/messages writes it.
+			b, err := wire.Message(m)
+			if err != nil {
+				return total, err
+			}
+			if _, err := bw.Write(append(b, '\n')); err != nil {
 				return total, err
 			}
 			total++

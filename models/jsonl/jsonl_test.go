@@ -19,6 +19,7 @@ import (
 	"messages/models/jsonl"
 	"messages/models/seed"
 	"messages/models/store"
+	"messages/models/wire"
 )
 
 // Fixed ids of the records built in memory for import tests.
@@ -45,7 +46,7 @@ func importRecord(t *testing.T, i int) map[string]any {
 		Template: &models.Template{ID: "65f00000000000000000c001", Name: "Welcome", EnvironmentID: importEnv, OrganizationID: importOrg},
 		Payload:  models.JSON(`{"html":"<b>&</b>"}`),
 	}
-	b, err := json.Marshal(m)
+	b, err := wire.Message(&m) // as export writes it
 	if err != nil {
 		t.Fatal(err)
 	}

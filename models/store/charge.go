@@ -52,6 +52,48 @@ func subscriberBytes(s *models.Subscriber) int {
 	return n
 }
 
+// templateBytes is about what t takes to encode once more, embedded in a message: its
+// text and JSON, and a fixed part for each record's keys and punctuation.
+func templateBytes(t *models.Template) int {
+	n := 640 + len(t.ID) + len(t.Name) + len(t.Description) + len(t.OrganizationID) + len(t.CreatorID) +
+		len(t.EnvironmentID) + len(t.NotificationGroupID) + len(t.ParentID) + len(t.DeletedBy) +
+		len(t.Data) + len(t.WorkflowIntegrationStatus)
+	for _, tag := range t.Tags {
+		n += 4 + len(tag)
+	}
+	for _, s := range t.Steps {
+		n += stepBytes(s.ID, s.UUID, s.Name, s.TemplateID, s.ParentID, s.Template, s.Filters)
+		for _, v := range s.Variants {
+			n += stepBytes(v.ID, v.UUID, v.Name, v.TemplateID, v.ParentID, v.Template, v.Filters)
+		}
+	}
+	for _, tr := range t.Triggers {
+		n += 96 + len(tr.Type) + len(tr.Identifier)
+		for _, v := range tr.Variables {
+			n += 16 + len(v.Name)
+		}
+		for _, v := range tr.SubscriberVariables {
+			n += 16 + len(v.Name)
+		}
+	}
+	if g := t.NotificationGroup; g != nil {
+		n += 128 + len(g.ID) + len(g.Name) + len(g.EnvironmentID) + len(g.OrganizationID) + len(g.ParentID)
+	}
+	return n
+}
+
+// stepBytes is about what one step or variant of a template takes to encode.
+func stepBytes(id, uuid, name, templateID, parentID string, template models.JSON, filters []models.StepFilter) int {
+	n := 384 + len(id) + len(uuid) + len(name) + len(templateID) + len(parentID) + len(template)
+	for _, f := range filters {
+		n += 64 + len(f.Type) + len(f.Value)
+		for _, c := range f.Children {
+			n += 64 + len(c.Field) + len(c.Value) + len(c.Operator) + len(c.On)
+		}
+	}
+	return n
+}
+
 // chargeMessages charges b what msgs hold and take to encode, for a read that did not
 // charge its rows as it scanned them.
 func chargeMessages(b *models.Budget, msgs []*models.Message) error {
@@ -78,9 +120,7 @@ func chargeEmbedded(b *models.Budget, msgs []*models.Message) error {
 			n += subscriberBytes(m.Subscriber)
 		}
 		if m.Template != nil {
-			if wire, err := m.Template.WireJSON(); err == nil {
-				n += len(wire)
-			}
+			n += templateBytes(m.Template)
 		}
 		if err := b.Charge(n); err != nil {
 			return err

@@ -1,27 +1,16 @@
-package models
+package wire
 
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"testing"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
 )
 
-// The hot reads decode JSON columns and compact stored JSON through jsonv1, encoding/json's
-// semantics on its v2 implementation. These hold it to encoding/json itself, on the
-// column types and on any bytes: the same values, the same bytes, and an error for the
-// same inputs.
-
-// columnTypes are the types jsonColumn decodes into.
-var columnTypes = []reflect.Type{
-	reflect.TypeFor[[]ContentBlock](),
-	reflect.TypeFor[CTA](),
-	reflect.TypeFor[[]Time](),
-	reflect.TypeFor[[]string](),
-	reflect.TypeFor[[]SubscriberChannel](),
-}
+// The appenders compact stored JSON through jsonv1, encoding/json's semantics on its v2
+// implementation. This holds it to encoding/json itself on any bytes: the same bytes,
+// and an error for the same inputs.
 
 // jsonSeeds are stored documents as writers leave them: canonical, spaced, escaped,
 // with invalid UTF-8, null, and not JSON at all.
@@ -35,25 +24,6 @@ var jsonSeeds = []string{
 	`{"Type":"case","DATA":{"URL":"folded"}}`,
 	`{"type":"a","type":"duplicate"}`,
 	`null`, `[]`, `{}`, `[1,2]`, `{"type":3}`, `[{"type":"x"},]`, `"text"`, `tru`, ``,
-}
-
-func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
-	for _, s := range jsonSeeds {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, typ := range columnTypes {
-			got, want := reflect.New(typ), reflect.New(typ)
-			gotErr := jsonv1.Unmarshal(b, got.Interface())
-			wantErr := json.Unmarshal(b, want.Interface())
-			if (gotErr != nil) != (wantErr != nil) {
-				t.Fatalf("%s from %q: error %v, encoding/json's %v", typ, b, gotErr, wantErr)
-			}
-			if wantErr == nil && !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
-				t.Fatalf("%s from %q:\n got %#v\nwant %#v", typ, b, got.Elem().Interface(), want.Elem().Interface())
-			}
-		}
-	})
 }
 
 func FuzzCompactIsEncodingJSON(f *testing.F) {

@@ -1,14 +1,5 @@
-package models
-
-import (
-	"bytes"
-	"encoding/json"
-	"runtime"
-	"sync"
-	"weak"
-)
-
-// The /v1 wire form of the records, in one place.
+// Package wire is the /v1 JSON form of the records, in one place: the bytes the
+// platform's SDKs read, written by appenders field by field.
 //
 // The platform's current generated SDK (@novu/api 3.19.1) parses every response with its
 // own schemas (models/components/*.js: messageresponsedto, subscriberresponsedto,
@@ -19,45 +10,66 @@ import (
 // {}) where the struct tags would omit it. Every other optional field stays omitted when
 // it has no value, never null. rest/sdk_test.go holds the list of required fields.
 //
-// Only Message's embedded Subscriber and Template and the content blocks and buttons get wire
-// encoders: Subscriber and Template are stored as columns, so their encoders never reach
-// the database, and a block's or button's "" reads back as it was stored. Steps, filters
-// and channel entries, which the database holds as JSON documents, are encoded through
-// their parents, so the stored documents and GraphQL (which binds to the same structs and
-// answers null for a missing value) stay as they were.
-//
-// The subscriber's, blocks' and buttons' encoders are appenders (wireappend.go), as is
-// Message's for /v1 pages. Each encoder lists every field of its type in the type's own
-// order, so the document order is the contract's; rest/sdk_test.go proves a fully
-// populated value encodes byte for byte as the plain struct does.
+// A message follows its struct tags: its appender (message.generated.go) is generated
+// from models/message.go by models/internal/recordgen. Its embedded subscriber and
+// template and its content blocks and buttons have wire forms of their own: the
+// subscriber's, blocks' and buttons' are appenders (append.go), the template's a struct
+// encoded by encoding/json. Steps, filters and channel entries, which the database holds
+// as JSON documents, are encoded through their parents, so the stored documents and
+// GraphQL (which binds to the same structs and answers null for a missing value) stay as
+// they were. Each encoder lists every field of its type in the type's own order, so the
+// document order is the contract's; rest/sdk_test.go proves a fully populated value
+// encodes byte for byte as the plain struct does.
 //
 // Values the SDK constrains to a closed set (block types, provider ids, filter types and
 // operators, trigger type, metadata type and units, message status) are not invented
 // here: import refuses a record outside those sets (models/jsonl/sdkvalues.go), and a
 // row written by another writer is sent as stored.
+package wire
 
-// MarshalJSON writes a content block; the SDK requires content, and textAlign in styles.
-func (b ContentBlock) MarshalJSON() ([]byte, error) { return appendWireBlock(nil, b), nil }
+import (
+	"bytes"
+	"encoding/json"
+	"runtime"
+	"sync"
+	"weak"
 
-// MarshalJSON writes a call-to-action button; the SDK requires content.
-func (b CTAButton) MarshalJSON() ([]byte, error) { return appendWireButton(nil, b), nil }
+	"messages/models"
+)
 
-// MarshalJSON writes a subscriber; each channel entry carries the _integrationId and
+// Message returns m's /v1 form with its subscriber and template, where m has them.
+func Message(m *models.Message) ([]byte, error) {
+	var subscriber, template []byte
+	var err error
+	if m.Subscriber != nil {
+		if subscriber, err = Subscriber(m.Subscriber); err != nil {
+			return nil, err
+		}
+	}
+	if m.Template != nil {
+		if template, err = Template(m.Template); err != nil {
+			return nil, err
+		}
+	}
+	return AppendMessage(nil, m, subscriber, template)
+}
+
+// Subscriber returns s's /v1 form; each channel entry carries the _integrationId and
 // credentials the SDK requires.
-func (s Subscriber) MarshalJSON() ([]byte, error) { return s.appendWire(nil) }
+func Subscriber(s *models.Subscriber) ([]byte, error) { return appendSubscriber(nil, s) }
 
 // wireChannel is a SubscriberChannel as the SDK requires it.
 type wireChannel struct {
-	ProviderID            string              `json:"providerId"`
-	IntegrationIdentifier string              `json:"integrationIdentifier,omitempty"`
-	IntegrationID         string              `json:"_integrationId"`
-	Credentials           *ChannelCredentials `json:"credentials"`
+	ProviderID            string                     `json:"providerId"`
+	IntegrationIdentifier string                     `json:"integrationIdentifier,omitempty"`
+	IntegrationID         string                     `json:"_integrationId"`
+	Credentials           *models.ChannelCredentials `json:"credentials"`
 }
 
-// MarshalJSON writes a workflow template: description, preferenceSettings, _creatorId,
-// _notificationGroupId, deletedAt and deletedBy always, every step filter whole, and a
-// notification group's ids.
-func (t Template) MarshalJSON() ([]byte, error) {
+// encodeTemplate writes a workflow template: description, preferenceSettings,
+// _creatorId, _notificationGroupId, deletedAt and deletedBy always, every step filter
+// whole, and a notification group's ids.
+func encodeTemplate(t *models.Template) ([]byte, error) {
 	var preferences any = t.PreferenceSettings
 	if t.PreferenceSettings == nil {
 		// {} rather than five false flags, which would say every channel is off.
@@ -69,9 +81,9 @@ func (t Template) MarshalJSON() ([]byte, error) {
 	}
 	steps := make([]wireStep, len(t.Steps))
 	for i, s := range t.Steps {
-		steps[i] = wireStep{wireStepFields: wireStepOf(s.stepFields())}
+		steps[i] = wireStep{wireStepFields: wireStepOf(stepOf(s))}
 		for _, v := range s.Variants {
-			steps[i].Variants = append(steps[i].Variants, wireStepOf(v.stepFields()))
+			steps[i].Variants = append(steps[i].Variants, wireStepOf(variantOf(v)))
 		}
 	}
 	var group *wireGroup
@@ -79,27 +91,27 @@ func (t Template) MarshalJSON() ([]byte, error) {
 		group = &wireGroup{g.ID, g.Name, g.EnvironmentID, g.OrganizationID, g.ParentID}
 	}
 	return marshalWire(struct {
-		ID                        string     `json:"_id"`
-		Name                      string     `json:"name"`
-		Description               string     `json:"description"`
-		Active                    bool       `json:"active"`
-		Draft                     bool       `json:"draft"`
-		PreferenceSettings        any        `json:"preferenceSettings"`
-		Critical                  bool       `json:"critical"`
-		Tags                      []string   `json:"tags"`
-		Steps                     []wireStep `json:"steps"`
-		OrganizationID            string     `json:"_organizationId"`
-		CreatorID                 string     `json:"_creatorId"`
-		EnvironmentID             string     `json:"_environmentId"`
-		Triggers                  []Trigger  `json:"triggers"`
-		NotificationGroupID       string     `json:"_notificationGroupId"`
-		ParentID                  string     `json:"_parentId,omitempty"`
-		Deleted                   bool       `json:"deleted"`
-		DeletedAt                 string     `json:"deletedAt"`
-		DeletedBy                 string     `json:"deletedBy"`
-		NotificationGroup         *wireGroup `json:"notificationGroup,omitempty"`
-		Data                      JSON       `json:"data,omitempty"`
-		WorkflowIntegrationStatus JSON       `json:"workflowIntegrationStatus,omitempty"`
+		ID                        string           `json:"_id"`
+		Name                      string           `json:"name"`
+		Description               string           `json:"description"`
+		Active                    bool             `json:"active"`
+		Draft                     bool             `json:"draft"`
+		PreferenceSettings        any              `json:"preferenceSettings"`
+		Critical                  bool             `json:"critical"`
+		Tags                      []string         `json:"tags"`
+		Steps                     []wireStep       `json:"steps"`
+		OrganizationID            string           `json:"_organizationId"`
+		CreatorID                 string           `json:"_creatorId"`
+		EnvironmentID             string           `json:"_environmentId"`
+		Triggers                  []models.Trigger `json:"triggers"`
+		NotificationGroupID       string           `json:"_notificationGroupId"`
+		ParentID                  string           `json:"_parentId,omitempty"`
+		Deleted                   bool             `json:"deleted"`
+		DeletedAt                 string           `json:"deletedAt"`
+		DeletedBy                 string           `json:"deletedBy"`
+		NotificationGroup         *wireGroup       `json:"notificationGroup,omitempty"`
+		Data                      models.JSON      `json:"data,omitempty"`
+		WorkflowIntegrationStatus models.JSON      `json:"workflowIntegrationStatus,omitempty"`
 	}{t.ID, t.Name, t.Description, t.Active, t.Draft, preferences, t.Critical, emptyIfNil(t.Tags),
 		steps, t.OrganizationID, t.CreatorID, t.EnvironmentID, emptyIfNil(t.Triggers),
 		t.NotificationGroupID, t.ParentID, t.Deleted, deletedAt, t.DeletedBy, group,
@@ -110,36 +122,36 @@ func (t Template) MarshalJSON() ([]byte, error) {
 type stepFields struct {
 	ID, UUID, Name, TemplateID string
 	Active, ShouldStopOnFail   *bool
-	Template                   JSON
-	Filters                    []StepFilter
+	Template                   models.JSON
+	Filters                    []models.StepFilter
 	ParentID                   string
-	Metadata                   *StepMetadata
-	ReplyCallback              *ReplyCallback
+	Metadata                   *models.StepMetadata
+	ReplyCallback              *models.ReplyCallback
 }
 
-func (s Step) stepFields() stepFields {
+func stepOf(s models.Step) stepFields {
 	return stepFields{s.ID, s.UUID, s.Name, s.TemplateID, s.Active, s.ShouldStopOnFail, s.Template,
 		s.Filters, s.ParentID, s.Metadata, s.ReplyCallback}
 }
 
-func (v StepVariant) stepFields() stepFields {
+func variantOf(v models.StepVariant) stepFields {
 	return stepFields{v.ID, v.UUID, v.Name, v.TemplateID, v.Active, v.ShouldStopOnFail, v.Template,
 		v.Filters, v.ParentID, v.Metadata, v.ReplyCallback}
 }
 
 // wireStepFields is a step variant on the wire: Step's fields but variants.
 type wireStepFields struct {
-	ID               string         `json:"_id,omitempty"`
-	UUID             string         `json:"uuid,omitempty"`
-	Name             string         `json:"name,omitempty"`
-	TemplateID       string         `json:"_templateId,omitempty"`
-	Active           *bool          `json:"active,omitempty"`
-	ShouldStopOnFail *bool          `json:"shouldStopOnFail,omitempty"`
-	Template         JSON           `json:"template,omitempty"`
-	Filters          []wireFilter   `json:"filters,omitempty"`
-	ParentID         string         `json:"_parentId,omitempty"`
-	Metadata         *wireMetadata  `json:"metadata,omitempty"`
-	ReplyCallback    *ReplyCallback `json:"replyCallback,omitempty"`
+	ID               string                `json:"_id,omitempty"`
+	UUID             string                `json:"uuid,omitempty"`
+	Name             string                `json:"name,omitempty"`
+	TemplateID       string                `json:"_templateId,omitempty"`
+	Active           *bool                 `json:"active,omitempty"`
+	ShouldStopOnFail *bool                 `json:"shouldStopOnFail,omitempty"`
+	Template         models.JSON           `json:"template,omitempty"`
+	Filters          []wireFilter          `json:"filters,omitempty"`
+	ParentID         string                `json:"_parentId,omitempty"`
+	Metadata         *wireMetadata         `json:"metadata,omitempty"`
+	ReplyCallback    *models.ReplyCallback `json:"replyCallback,omitempty"`
 }
 
 // wireMetadata is a StepMetadata as the SDK requires it: with its type.
@@ -227,17 +239,16 @@ func marshalWire(v any) ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// WireJSON returns MarshalJSON's bytes for t, encoding t only once for as long as t
-// lives: the store hands every message of a template version the same read-only
+// Template returns t's /v1 form, encoding t only once for as long as t lives: the store hands every message of a template version the same read-only
 // *Template, so /v1 pages encode each template once, not once per message. t must not
 // change after its first call (the store's templates never do), and the bytes returned
 // are shared: callers must not modify them.
-func (t *Template) WireJSON() ([]byte, error) {
+func Template(t *models.Template) ([]byte, error) {
 	key := weak.Make(t)
 	if b, ok := templateWire.Load(key); ok {
 		return b.([]byte), nil
 	}
-	b, err := t.MarshalJSON()
+	b, err := encodeTemplate(t)
 	if err != nil {
 		return nil, err
 	}
@@ -248,9 +259,9 @@ func (t *Template) WireJSON() ([]byte, error) {
 	return b, nil
 }
 
-// templateWire holds WireJSON's encodings by template identity. It lives beside
-// Template rather than in a field of it: a field would be copied with every Template
+// templateWire holds Template's encodings by template identity. It lives here rather
+// than in a field of the record: a field would be copied with every Template
 // value (and its memo with it), and go-cmp refuses structs with unexported fields. The
 // keys are weak and an entry is deleted when its template is collected, so the memo
 // keeps nothing alive the store has let go.
-var templateWire sync.Map // weak.Pointer[Template] -> []byte
+var templateWire sync.Map // weak.Pointer[models.Template] -> []byte

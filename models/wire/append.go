@@ -1,4 +1,4 @@
-package models
+package wire
 
 import (
 	"bytes"
@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"messages/models"
 )
 
 // The /v1 wire form of a message, its content blocks, buttons and subscriber, appended
@@ -13,8 +15,8 @@ import (
 // a /v1 page of 100 messages spent most of its encoding time in encoding/json's
 // reflection and in one json.Encoder per content block and button. The bytes are the
 // ones encoding/json writes with HTML escaping off (marshalWire), which the tests prove
-// on every field, empty and filled (wireappend_test.go): Message's struct tags stay the
-// definition of its wire form, and these follow them.
+// on every field, empty and filled (append_test.go): Message's struct tags stay the
+// definition of its wire form, and its appender is generated from them.
 
 // wire appends one JSON object's members; the first member opens it.
 type wire struct {
@@ -44,7 +46,7 @@ func (w *wire) end() []byte {
 
 func (w *wire) str(k, v string) {
 	w.key(k)
-	w.b = appendWireString(w.b, v)
+	w.b = appendString(w.b, v)
 }
 
 // strOmit writes a string member unless it is empty (omitempty).
@@ -63,13 +65,13 @@ func (w *wire) boolean(k string, v bool) {
 	}
 }
 
-func (w *wire) timestamp(k string, t Time) {
+func (w *wire) timestamp(k string, t models.Time) {
 	w.key(k)
-	w.b = appendWireTime(w.b, t)
+	w.b = appendTime(w.b, t)
 }
 
 // timeOmit writes an optional timestamp unless it is nil (omitempty).
-func (w *wire) timeOmit(k string, t *Time) {
+func (w *wire) timeOmit(k string, t *models.Time) {
 	if t != nil {
 		w.timestamp(k, *t)
 	}
@@ -77,7 +79,7 @@ func (w *wire) timeOmit(k string, t *Time) {
 
 // rawOmit writes a stored JSON value unless it is empty (omitempty), compacted as
 // encoding/json writes a Marshaler's bytes.
-func (w *wire) rawOmit(k string, v JSON) {
+func (w *wire) rawOmit(k string, v models.JSON) {
 	if len(v) == 0 {
 		return
 	}
@@ -88,7 +90,7 @@ func (w *wire) rawOmit(k string, v JSON) {
 // strings writes a list of strings, null for nil.
 func (w *wire) strings(k string, v []string) {
 	w.key(k)
-	w.b = appendList(w.b, v, appendWireString)
+	w.b = appendList(w.b, v, appendString)
 }
 
 // appendList appends items as a JSON array, each by appendItem; nil is null.
@@ -106,69 +108,8 @@ func appendList[T any](dst []byte, items []T, appendItem func([]byte, T) []byte)
 	return append(dst, ']')
 }
 
-// AppendWire appends m's /v1 form, as encoding/json writes the Message struct (HTML
-// characters as stored), with subscriber and template written as given: the encodings
-// of m.Subscriber and m.Template, nil where m has none. The error is a stored JSON value
-// that is not JSON.
-func (m *Message) AppendWire(dst, subscriber, template []byte) ([]byte, error) {
-	w := wire{b: dst}
-	w.str(`"_id":`, m.ID)
-	w.strOmit(`"_templateId":`, m.TemplateID)
-	w.str(`"_environmentId":`, m.EnvironmentID)
-	w.strOmit(`"_messageTemplateId":`, m.MessageTemplateID)
-	w.str(`"_organizationId":`, m.OrganizationID)
-	w.str(`"_notificationId":`, m.NotificationID)
-	w.str(`"_subscriberId":`, m.SubscriberID)
-	if subscriber != nil {
-		w.key(`"subscriber":`)
-		w.b = append(w.b, subscriber...)
-	}
-	if template != nil {
-		w.key(`"template":`)
-		w.b = append(w.b, template...)
-	}
-	w.strOmit(`"templateIdentifier":`, m.TemplateIdentifier)
-	w.timestamp(`"createdAt":`, m.CreatedAt)
-	if len(m.DeliveredAt) > 0 {
-		w.key(`"deliveredAt":`)
-		w.b = appendList(w.b, m.DeliveredAt, appendWireTime)
-	}
-	w.timeOmit(`"lastSeenDate":`, m.LastSeenDate)
-	w.timeOmit(`"lastReadDate":`, m.LastReadDate)
-	w.timeOmit(`"firstSeenDate":`, m.FirstSeenDate)
-	w.key(`"content":`)
-	w.b = appendList(w.b, m.Content, appendWireBlock)
-	w.str(`"transactionId":`, m.TransactionID)
-	w.strOmit(`"subject":`, m.Subject)
-	w.str(`"channel":`, string(m.Channel))
-	w.boolean(`"read":`, m.Read)
-	w.boolean(`"seen":`, m.Seen)
-	if m.Archived {
-		w.boolean(`"archived":`, m.Archived)
-	}
-	w.timeOmit(`"archivedAt":`, m.ArchivedAt)
-	w.timeOmit(`"snoozedUntil":`, m.SnoozedUntil)
-	w.strOmit(`"email":`, m.Email)
-	w.strOmit(`"phone":`, m.Phone)
-	w.strOmit(`"directWebhookUrl":`, m.DirectWebhookURL)
-	w.strOmit(`"providerId":`, m.ProviderID)
-	if len(m.DeviceTokens) > 0 {
-		w.strings(`"deviceTokens":`, m.DeviceTokens)
-	}
-	w.strOmit(`"title":`, m.Title)
-	w.key(`"cta":`)
-	w.b, w.err = m.CTA.appendWire(w.b, w.err)
-	w.strOmit(`"_feedId":`, m.FeedID)
-	w.str(`"status":`, m.Status)
-	w.strOmit(`"errorId":`, m.ErrorID)
-	w.strOmit(`"errorText":`, m.ErrorText)
-	w.rawOmit(`"payload":`, m.Payload)
-	w.rawOmit(`"overrides":`, m.Overrides)
-	return w.end(), w.err
-}
-
-// appendWire appends c as the CTA struct encodes: every part omitted when empty.
-func (c CTA) appendWire(dst []byte, err error) ([]byte, error) {
+// appendCTA appends c as the CTA struct encodes: every part omitted when empty.
+func appendCTA(dst []byte, c models.CTA, err error) ([]byte, error) {
 	w := wire{b: dst, err: err}
 	w.strOmit(`"type":`, c.Type)
 	if c.Data != nil {
@@ -183,7 +124,7 @@ func (c CTA) appendWire(dst []byte, err error) ([]byte, error) {
 		aw.strOmit(`"status":`, string(a.Status))
 		if len(a.Buttons) > 0 {
 			aw.key(`"buttons":`)
-			aw.b = appendList(aw.b, a.Buttons, appendWireButton)
+			aw.b = appendList(aw.b, a.Buttons, appendButton)
 		}
 		if r := a.Result; r != nil {
 			aw.key(`"result":`)
@@ -197,9 +138,8 @@ func (c CTA) appendWire(dst []byte, err error) ([]byte, error) {
 	return w.end(), w.err
 }
 
-// appendWireBlock appends b in its wire form (MarshalJSON): content always, textAlign
-// always in styles.
-func appendWireBlock(dst []byte, b ContentBlock) []byte {
+// appendBlock appends b in its wire form: content always, textAlign always in styles.
+func appendBlock(dst []byte, b models.ContentBlock) []byte {
 	w := wire{b: dst}
 	w.str(`"type":`, b.Type)
 	w.str(`"content":`, b.Content)
@@ -213,8 +153,8 @@ func appendWireBlock(dst []byte, b ContentBlock) []byte {
 	return w.end()
 }
 
-// appendWireButton appends b in its wire form (MarshalJSON): content always.
-func appendWireButton(dst []byte, b CTAButton) []byte {
+// appendButton appends b in its wire form: content always.
+func appendButton(dst []byte, b models.CTAButton) []byte {
 	w := wire{b: dst}
 	w.str(`"type":`, string(b.Type))
 	w.str(`"content":`, b.Content)
@@ -222,9 +162,9 @@ func appendWireButton(dst []byte, b CTAButton) []byte {
 	return w.end()
 }
 
-// appendWire appends s in its wire form (MarshalJSON). Its channels, rare and nested,
-// are encoded by encoding/json.
-func (s *Subscriber) appendWire(dst []byte) ([]byte, error) {
+// appendSubscriber appends s in its wire form. Its channels, rare and nested, are
+// encoded by encoding/json.
+func appendSubscriber(dst []byte, s *models.Subscriber) ([]byte, error) {
 	w := wire{b: dst}
 	w.str(`"_id":`, s.ID)
 	w.strOmit(`"firstName":`, s.FirstName)
@@ -238,7 +178,7 @@ func (s *Subscriber) appendWire(dst []byte) ([]byte, error) {
 		for i, c := range s.Channels {
 			credentials := c.Credentials
 			if credentials == nil {
-				credentials = &ChannelCredentials{}
+				credentials = &models.ChannelCredentials{}
 			}
 			channels[i] = wireChannel{c.ProviderID, c.IntegrationIdentifier, c.IntegrationID, credentials}
 		}
@@ -269,17 +209,17 @@ func (s *Subscriber) appendWire(dst []byte) ([]byte, error) {
 	return w.end(), w.err
 }
 
-// appendWireTime appends t in TimeLayout, quoted.
-func appendWireTime(dst []byte, t Time) []byte {
+// appendTime appends t in models.TimeLayout, quoted.
+func appendTime(dst []byte, t models.Time) []byte {
 	dst = append(dst, '"')
-	dst = t.UTC().AppendFormat(dst, TimeLayout)
+	dst = t.UTC().AppendFormat(dst, models.TimeLayout)
 	return append(dst, '"')
 }
 
 // appendCompactJSON appends v without insignificant spaces, as encoding/json writes a
 // Marshaler's bytes (through jsonv1, a third of encoding/json's time here); err, when not
 // nil, is kept (the first error wins).
-func appendCompactJSON(dst []byte, v JSON, err error) ([]byte, error) {
+func appendCompactJSON(dst []byte, v models.JSON, err error) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	if cerr := jsonv1.Compact(buf, v); cerr != nil && err == nil {
 		err = cerr
@@ -287,10 +227,10 @@ func appendCompactJSON(dst []byte, v JSON, err error) ([]byte, error) {
 	return buf.Bytes(), err
 }
 
-// appendWireString appends s quoted as encoding/json quotes it with HTML escaping off:
+// appendString appends s quoted as encoding/json quotes it with HTML escaping off:
 // quotes, backslashes and control characters escaped, invalid UTF-8 as U+FFFD, and
 // U+2028 and U+2029 escaped.
-func appendWireString(dst []byte, s string) []byte {
+func appendString(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"
 	dst = append(dst, '"')
 	start := 0

@@ -1,0 +1,57 @@
+package store_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	jsonv1 "github.com/go-json-experiment/json/v1"
+
+	"messages/models"
+)
+
+// The hot reads decode JSON columns through jsonv1 (scan.go), encoding/json's semantics
+// on its v2 implementation. This holds it to encoding/json itself, on the column types
+// and on any bytes: the same values, and an error for the same inputs.
+
+// columnTypes are the types jsonColumn decodes into.
+var columnTypes = []reflect.Type{
+	reflect.TypeFor[[]models.ContentBlock](),
+	reflect.TypeFor[models.CTA](),
+	reflect.TypeFor[[]models.Time](),
+	reflect.TypeFor[[]string](),
+	reflect.TypeFor[[]models.SubscriberChannel](),
+}
+
+// jsonSeeds are stored documents as writers leave them: canonical, spaced, escaped,
+// with invalid UTF-8, null, and not JSON at all.
+var jsonSeeds = []string{
+	`[{"type":"text","content":"Ken, we could not charge your card.","styles":{"textAlign":"center"}}]`,
+	`[ {"type" : "button", "content": "<&>\u2028", "url":"https://x"} ]`,
+	`{"type":"redirect","data":{"url":"/a"},"action":{"status":"done","buttons":[{"type":"primary","content":"Ok"}],"result":{"type":"primary","payload":{"k": [1, 2.50]}}}}`,
+	`["2025-01-01T00:00:07.787Z","2025-03-01T08:00:00+02:00"]`,
+	`["a","b\"c","\ud83d\ude42","bad` + "\xff" + `"]`,
+	`[{"providerId":"slack","credentials":{"webhookUrl":"https://h","deviceTokens":["t"]}}]`,
+	`{"Type":"case","DATA":{"URL":"folded"}}`,
+	`{"type":"a","type":"duplicate"}`,
+	`null`, `[]`, `{}`, `[1,2]`, `{"type":3}`, `[{"type":"x"},]`, `"text"`, `tru`, ``,
+}
+
+func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
+	for _, s := range jsonSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, typ := range columnTypes {
+			got, want := reflect.New(typ), reflect.New(typ)
+			gotErr := jsonv1.Unmarshal(b, got.Interface())
+			wantErr := json.Unmarshal(b, want.Interface())
+			if (gotErr != nil) != (wantErr != nil) {
+				t.Fatalf("%s from %q: error %v, encoding/json's %v", typ, b, gotErr, wantErr)
+			}
+			if wantErr == nil && !reflect.DeepEqual(got.Elem().Interface(), want.Elem().Interface()) {
+				t.Fatalf("%s from %q:\n got %#v\nwant %#v", typ, b, got.Elem().Interface(), want.Elem().Interface())
+			}
+		}
+	})
+}
