@@ -1,10 +1,14 @@
 package models
 
+//go:generate go run ./internal/recordgen
+
 import "gorm.io/gorm"
 
 // Message is one delivered notification: the record both /v1 operations return.
 // Field order and JSON names follow the documented record; optional fields without a
 // value are omitted (never null) because the published TypeScript SDK rejects null.
+// The store's scan of a row and the /v1 appender are generated from these fields and
+// their tags (go generate: models/internal/recordgen).
 type Message struct {
 	ID                 string      `json:"_id" gorm:"primaryKey;size:24"`
 	TemplateID         string      `json:"_templateId,omitempty"`

@@ -14,59 +14,15 @@ import (
 // scan their rows here, into the records' fields directly, instead of through GORM's
 // Find: Find sets each of a row's ~60 columns through reflection and decodes every JSON
 // column through a reflective serializer, which was a fifth of the server's CPU per inbox
-// page. The column lists below are the records' GORM columns, in one place with where
-// each is read into; scan_test.go fails if a column is added to a record and not here,
-// and compares what both ways read, field by field.
+// page. The column list (messagecolumns.generated.go) is generated from the record's
+// struct and GORM tags by models/internal/recordgen, each column with the field it is
+// read into; scan_test.go compares it with GORM's own columns and what both ways read,
+// field by field.
 
 // column is one selected column and where a row's value of it goes.
 type column[R any] struct {
 	name string
 	dest func(r *R) any
-}
-
-// messageColumns are the columns of messages readMessages selects, each read into its
-// Message field.
-var messageColumns = []column[models.Message]{
-	{"id", func(m *models.Message) any { return &m.ID }},
-	{"template_id", func(m *models.Message) any { return &m.TemplateID }},
-	{"environment_id", func(m *models.Message) any { return &m.EnvironmentID }},
-	{"message_template_id", func(m *models.Message) any { return &m.MessageTemplateID }},
-	{"organization_id", func(m *models.Message) any { return &m.OrganizationID }},
-	{"notification_id", func(m *models.Message) any { return &m.NotificationID }},
-	{"subscriber_id", func(m *models.Message) any { return &m.SubscriberID }},
-	{"template_identifier", func(m *models.Message) any { return &m.TemplateIdentifier }},
-	{"created_at", func(m *models.Message) any { return &m.CreatedAt }},
-	{"delivered_at", func(m *models.Message) any { return jsonColumn{&m.DeliveredAt} }},
-	{"last_seen_date", func(m *models.Message) any { return optionalTime{&m.LastSeenDate} }},
-	{"last_read_date", func(m *models.Message) any { return optionalTime{&m.LastReadDate} }},
-	{"first_seen_date", func(m *models.Message) any { return optionalTime{&m.FirstSeenDate} }},
-	{"content", func(m *models.Message) any { return jsonColumn{&m.Content} }},
-	{"transaction_id", func(m *models.Message) any { return &m.TransactionID }},
-	{"subject", func(m *models.Message) any { return &m.Subject }},
-	{"channel", func(m *models.Message) any { return &m.Channel }},
-	{"read", func(m *models.Message) any { return &m.Read }},
-	{"seen", func(m *models.Message) any { return &m.Seen }},
-	{"archived", func(m *models.Message) any { return &m.Archived }},
-	{"archived_at", func(m *models.Message) any { return optionalTime{&m.ArchivedAt} }},
-	{"snoozed_until", func(m *models.Message) any { return optionalTime{&m.SnoozedUntil} }},
-	{"email", func(m *models.Message) any { return &m.Email }},
-	{"phone", func(m *models.Message) any { return &m.Phone }},
-	{"direct_webhook_url", func(m *models.Message) any { return &m.DirectWebhookURL }},
-	{"provider_id", func(m *models.Message) any { return &m.ProviderID }},
-	{"device_tokens", func(m *models.Message) any { return jsonColumn{&m.DeviceTokens} }},
-	{"title", func(m *models.Message) any { return &m.Title }},
-	{"cta", func(m *models.Message) any { return jsonColumn{&m.CTA} }},
-	{"feed_id", func(m *models.Message) any { return &m.FeedID }},
-	{"status", func(m *models.Message) any { return &m.Status }},
-	{"error_id", func(m *models.Message) any { return &m.ErrorID }},
-	{"error_text", func(m *models.Message) any { return &m.ErrorText }},
-	{"payload", func(m *models.Message) any { return &m.Payload }},
-	{"overrides", func(m *models.Message) any { return &m.Overrides }},
-	{"action_status", func(m *models.Message) any { return &m.ActionStatus }},
-	{"action_result_type", func(m *models.Message) any { return &m.ActionResultType }},
-	{"action_result_payload", func(m *models.Message) any { return &m.ActionResultPayload }},
-	{"inserted_at", func(m *models.Message) any { return &m.InsertedAt }},
-	{"changed_at", func(m *models.Message) any { return &m.ChangedAt }},
 }
 
 // messageSelect is the message's part of readMessages' select list, in the order
