@@ -51,8 +51,7 @@ func AppendMessage(dst []byte, m *models.Message, subscriber, template []byte) (
 	w.strOmit(`"directWebhookUrl":`, m.DirectWebhookURL)
 	w.strOmit(`"providerId":`, m.ProviderID)
 	if len(m.DeviceTokens) > 0 {
-		w.key(`"deviceTokens":`)
-		w.b = appendList(w.b, m.DeviceTokens, appendString)
+		w.strings(`"deviceTokens":`, m.DeviceTokens)
 	}
 	w.strOmit(`"title":`, m.Title)
 	w.key(`"cta":`)

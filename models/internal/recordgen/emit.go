@@ -97,6 +97,9 @@ func wireAppender(rec *record) ([]byte, error) {
 			fmt.Fprintf(&body, "\tw.key(%s)\n\tw.b, w.err = appendCTA(w.b, %s, w.err)\n", key, value)
 		case strings.HasPrefix(f.typ, "[]") && listAppenders[f.typ[2:]] != "":
 			write := fmt.Sprintf("w.key(%s)\n\tw.b = appendList(w.b, %s, %s)", key, value, listAppenders[f.typ[2:]])
+			if f.typ == "[]string" {
+				write = fmt.Sprintf("w.strings(%s, %s)", key, value)
+			}
 			if f.omitEmpty {
 				fmt.Fprintf(&body, "\tif len(%s) > 0 {\n\t%s\n\t}\n", value, write)
 			} else {
