@@ -3,6 +3,7 @@ package store_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -14,14 +15,19 @@ import (
 // on its v2 implementation. This holds it to encoding/json itself, on the column types
 // and on any bytes: the same values, and an error for the same inputs.
 
-// columnTypes are the types jsonColumn decodes into.
-var columnTypes = []reflect.Type{
-	reflect.TypeFor[[]models.ContentBlock](),
-	reflect.TypeFor[models.CTA](),
-	reflect.TypeFor[[]models.Time](),
-	reflect.TypeFor[[]string](),
-	reflect.TypeFor[[]models.SubscriberChannel](),
-}
+// columnTypes are the types jsonColumn decodes into: every field of the records the
+// scan reads that GORM stores as JSON text, so a new one is fuzzed without a line here.
+var columnTypes = func() []reflect.Type {
+	var types []reflect.Type
+	for _, record := range []reflect.Type{reflect.TypeFor[models.Message](), reflect.TypeFor[models.Subscriber]()} {
+		for f := range record.Fields() {
+			if strings.Contains(f.Tag.Get("gorm"), "serializer:jsontext") {
+				types = append(types, f.Type)
+			}
+		}
+	}
+	return types
+}()
 
 // jsonSeeds are stored documents as writers leave them: canonical, spaced, escaped,
 // with invalid UTF-8, null, and not JSON at all.
@@ -38,6 +44,9 @@ var jsonSeeds = []string{
 }
 
 func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
+	if len(columnTypes) < 6 {
+		f.Fatalf("found %d JSON columns in the records, want at least Message's 4 and Subscriber's 2", len(columnTypes))
+	}
 	for _, s := range jsonSeeds {
 		f.Add([]byte(s))
 	}
