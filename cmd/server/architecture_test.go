@@ -35,7 +35,7 @@ var layers = []struct {
 	{"messages/graph/...", []string{"messages/models", "messages/models/service", "messages/models/changefeed", "messages/graph/..."}},
 	// So does /v1, and it never reaches into GraphQL.
 	{"messages/rest", []string{"messages/models", "messages/models/service", "messages/models/wire"}},
-	{"messages/rest/inboxsocket", []string{"messages/models", "messages/models/service", "messages/models/changefeed"}},
+	{"messages/rest/inboxsocket", []string{"messages/models", "messages/models/service", "messages/models/changefeed", "messages/models/wire"}},
 	{"messages/cmd/server/edge", []string{"messages/models"}},
 	// main wires everything.
 	{"messages/cmd/server", []string{"..."}},

@@ -275,6 +275,26 @@ func checkAppenders(t *testing.T, seed uint64, text string) {
 		t.Fatalf("seed %d, text %q: message\n got %s (%v)\nwant %s (%v)", seed, text, got, gotErr, want, wantErr)
 	}
 
+	// The open form is the same members; with one omitted, the same object without it.
+	if gotErr == nil {
+		open, _ := AppendMessageMembers(nil, &m, nil, nil)
+		if !bytes.Equal(append(open, '}'), got) {
+			t.Fatalf("seed %d: AppendMessageMembers differs from AppendMessage\n got %s}\nwant %s", seed, open, got)
+		}
+		open, _ = AppendMessageMembers(nil, &m, nil, nil, "content")
+		var whole, less map[string]json.RawMessage
+		if err := json.Unmarshal(got, &whole); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(append(open, '}'), &less); err != nil {
+			t.Fatalf("seed %d: the open form without content is no object: %v", seed, err)
+		}
+		delete(whole, "content")
+		if len(whole) != len(less) {
+			t.Fatalf("seed %d: without content, %d members, want %d", seed, len(less), len(whole))
+		}
+	}
+
 	for _, b := range m.Content {
 		got := appendBlock(nil, b)
 		want, _ := marshalWire(referenceBlock(b))

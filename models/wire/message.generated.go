@@ -2,7 +2,11 @@
 
 package wire
 
-import "messages/models"
+import (
+	"slices"
+
+	"messages/models"
+)
 
 // AppendMessage appends m's /v1 form, as encoding/json writes the Message struct (HTML
 // characters as stored), with subscriber and template written as given:
@@ -63,4 +67,142 @@ func AppendMessage(dst []byte, m *models.Message, subscriber, template []byte) (
 	w.rawOmit(`"payload":`, m.Payload)
 	w.rawOmit(`"overrides":`, m.Overrides)
 	return w.end(), w.err
+}
+
+// AppendMessageMembers appends m's /v1 form as AppendMessage does but for the members
+// named in omit, and leaves the object open: the caller adds members of its own (each
+// after a comma) and closes it. It is for a form that is the record's and more, such as
+// the inbox socket's message; a list page uses AppendMessage.
+func AppendMessageMembers(dst []byte, m *models.Message, subscriber, template []byte, omit ...string) ([]byte, error) {
+	w := wire{b: dst}
+	if !slices.Contains(omit, "_id") {
+		w.str(`"_id":`, m.ID)
+	}
+	if !slices.Contains(omit, "_templateId") {
+		w.strOmit(`"_templateId":`, m.TemplateID)
+	}
+	if !slices.Contains(omit, "_environmentId") {
+		w.str(`"_environmentId":`, m.EnvironmentID)
+	}
+	if !slices.Contains(omit, "_messageTemplateId") {
+		w.strOmit(`"_messageTemplateId":`, m.MessageTemplateID)
+	}
+	if !slices.Contains(omit, "_organizationId") {
+		w.str(`"_organizationId":`, m.OrganizationID)
+	}
+	if !slices.Contains(omit, "_notificationId") {
+		w.str(`"_notificationId":`, m.NotificationID)
+	}
+	if !slices.Contains(omit, "_subscriberId") {
+		w.str(`"_subscriberId":`, m.SubscriberID)
+	}
+	if !slices.Contains(omit, "subscriber") {
+		if subscriber != nil {
+			w.key(`"subscriber":`)
+			w.b = append(w.b, subscriber...)
+		}
+	}
+	if !slices.Contains(omit, "template") {
+		if template != nil {
+			w.key(`"template":`)
+			w.b = append(w.b, template...)
+		}
+	}
+	if !slices.Contains(omit, "templateIdentifier") {
+		w.strOmit(`"templateIdentifier":`, m.TemplateIdentifier)
+	}
+	if !slices.Contains(omit, "createdAt") {
+		w.timestamp(`"createdAt":`, m.CreatedAt)
+	}
+	if !slices.Contains(omit, "deliveredAt") {
+		if len(m.DeliveredAt) > 0 {
+			w.key(`"deliveredAt":`)
+			w.b = appendList(w.b, m.DeliveredAt, appendTime)
+		}
+	}
+	if !slices.Contains(omit, "lastSeenDate") {
+		w.timeOmit(`"lastSeenDate":`, m.LastSeenDate)
+	}
+	if !slices.Contains(omit, "lastReadDate") {
+		w.timeOmit(`"lastReadDate":`, m.LastReadDate)
+	}
+	if !slices.Contains(omit, "firstSeenDate") {
+		w.timeOmit(`"firstSeenDate":`, m.FirstSeenDate)
+	}
+	if !slices.Contains(omit, "content") {
+		w.key(`"content":`)
+		w.b = appendList(w.b, m.Content, appendBlock)
+	}
+	if !slices.Contains(omit, "transactionId") {
+		w.str(`"transactionId":`, m.TransactionID)
+	}
+	if !slices.Contains(omit, "subject") {
+		w.strOmit(`"subject":`, m.Subject)
+	}
+	if !slices.Contains(omit, "channel") {
+		w.str(`"channel":`, string(m.Channel))
+	}
+	if !slices.Contains(omit, "read") {
+		w.boolean(`"read":`, m.Read)
+	}
+	if !slices.Contains(omit, "seen") {
+		w.boolean(`"seen":`, m.Seen)
+	}
+	if !slices.Contains(omit, "archived") {
+		if m.Archived {
+			w.boolean(`"archived":`, m.Archived)
+		}
+	}
+	if !slices.Contains(omit, "archivedAt") {
+		w.timeOmit(`"archivedAt":`, m.ArchivedAt)
+	}
+	if !slices.Contains(omit, "snoozedUntil") {
+		w.timeOmit(`"snoozedUntil":`, m.SnoozedUntil)
+	}
+	if !slices.Contains(omit, "email") {
+		w.strOmit(`"email":`, m.Email)
+	}
+	if !slices.Contains(omit, "phone") {
+		w.strOmit(`"phone":`, m.Phone)
+	}
+	if !slices.Contains(omit, "directWebhookUrl") {
+		w.strOmit(`"directWebhookUrl":`, m.DirectWebhookURL)
+	}
+	if !slices.Contains(omit, "providerId") {
+		w.strOmit(`"providerId":`, m.ProviderID)
+	}
+	if !slices.Contains(omit, "deviceTokens") {
+		if len(m.DeviceTokens) > 0 {
+			w.strings(`"deviceTokens":`, m.DeviceTokens)
+		}
+	}
+	if !slices.Contains(omit, "title") {
+		w.strOmit(`"title":`, m.Title)
+	}
+	if !slices.Contains(omit, "cta") {
+		w.key(`"cta":`)
+		w.b, w.err = appendCTA(w.b, m.CTA, w.err)
+	}
+	if !slices.Contains(omit, "_feedId") {
+		w.strOmit(`"_feedId":`, m.FeedID)
+	}
+	if !slices.Contains(omit, "status") {
+		w.str(`"status":`, m.Status)
+	}
+	if !slices.Contains(omit, "errorId") {
+		w.strOmit(`"errorId":`, m.ErrorID)
+	}
+	if !slices.Contains(omit, "errorText") {
+		w.strOmit(`"errorText":`, m.ErrorText)
+	}
+	if !slices.Contains(omit, "payload") {
+		w.rawOmit(`"payload":`, m.Payload)
+	}
+	if !slices.Contains(omit, "overrides") {
+		w.rawOmit(`"overrides":`, m.Overrides)
+	}
+	if !w.opened {
+		w.b = append(w.b, '{')
+	}
+	return w.b, w.err
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"messages/models"
+	"messages/models/wire"
 )
 
 // The socket's messages, as the client's PartySocketClient parses them: a JSON object
@@ -50,32 +51,48 @@ func unseenCountChanged(total int) []byte {
 	return append(b, "}}"...)
 }
 
-// socketMessage is a message as notification_received carries it: its /v1 form (every
-// field, cta included), with content as the in-app body the client shows (the client
-// maps content to the notification's body, which it renders as text: the /v1 array of
-// blocks would show as "[object Object]"), and the fields of the platform's message the
-// client copies that the /v1 form does not have. Body, tags, workflow and severity are
-// the inbox API's (models.NewInboxNotification), so the socket and the list agree.
-type socketMessage struct {
-	*models.Message
+// notificationReceived announces m, a message new to the subscriber's inbox: its /v1
+// form (every field, cta included, models/wire), with content as the in-app body the
+// client shows (the client maps content to the notification's body, which it renders as
+// text: the /v1 array of blocks would show as "[object Object]"), and after it the
+// fields of the platform's message the client copies that the /v1 form does not have.
+// Body, tags, workflow and severity are the inbox API's (models.NewInboxNotification),
+// so the socket and the list agree.
+func notificationReceived(m *models.Message) ([]byte, error) {
+	var subscriber, template []byte
+	var err error
+	if m.Subscriber != nil {
+		if subscriber, err = wire.Subscriber(m.Subscriber); err != nil {
+			return nil, err
+		}
+	}
+	if m.Template != nil {
+		if template, err = wire.Template(m.Template); err != nil {
+			return nil, err
+		}
+	}
+	b := []byte(`{"event":"notification_received","data":{"message":`)
+	if b, err = wire.AppendMessageMembers(b, m, subscriber, template, "content"); err != nil {
+		return nil, err
+	}
+	n := models.NewInboxNotification(m)
+	var more bytes.Buffer
+	enc := json.NewEncoder(&more)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(socketFields{Content: n.Body, Tags: n.Tags, Workflow: n.Workflow, Severity: n.Severity}); err != nil {
+		return nil, err
+	}
+	// Its members after the message's own (the message always has _id), and its "}"
+	// closing the message; Encode's newline dropped.
+	b = append(b, ',')
+	b = append(b, bytes.TrimSuffix(more.Bytes(), []byte("\n"))[1:]...)
+	return append(b, "}}"...), nil
+}
+
+// socketFields are the members notification_received's message has beyond the /v1 form.
+type socketFields struct {
 	Content  string                `json:"content"`
 	Tags     []string              `json:"tags"`
 	Workflow *models.InboxWorkflow `json:"workflow,omitempty"`
 	Severity string                `json:"severity"`
-}
-
-// notificationReceived announces m, a message new to the subscriber's inbox.
-func notificationReceived(m *models.Message) ([]byte, error) {
-	n := models.NewInboxNotification(m)
-	sm := socketMessage{Message: m, Content: n.Body, Tags: n.Tags, Workflow: n.Workflow, Severity: n.Severity}
-	var b bytes.Buffer
-	b.WriteString(`{"event":"notification_received","data":{"message":`)
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(sm); err != nil {
-		return nil, err
-	}
-	b.Truncate(b.Len() - 1) // Encode's newline
-	b.WriteString("}}")
-	return b.Bytes(), nil
 }

@@ -53,12 +53,14 @@ var listAppenders = map[string]string{
 // nil and an empty list, never a struct). A pointer to a record that is no column
 // (the embedded subscriber and template) is written from bytes the caller encoded.
 func wireAppender(rec *record) ([]byte, error) {
-	var body bytes.Buffer
+	type member struct{ name, code string }
+	var members []member
 	var given []string
 	for _, f := range rec.fields {
 		if f.json == "-" {
 			continue
 		}
+		var body bytes.Buffer
 		if strings.ContainsFunc(f.json, func(r rune) bool { return r == '"' || r == '\\' || r == '`' || r < ' ' }) {
 			return nil, fmt.Errorf("%s.%s: JSON name %q needs escaping", rec.name, f.name, f.json)
 		}
@@ -108,10 +110,11 @@ func wireAppender(rec *record) ([]byte, error) {
 		default:
 			return nil, unsupported
 		}
+		members = append(members, member{f.json, body.String()})
 	}
 	var b bytes.Buffer
 	b.WriteString(header)
-	b.WriteString("package wire\n\nimport \"messages/models\"\n\n")
+	b.WriteString("package wire\n\nimport (\n\t\"slices\"\n\n\t\"messages/models\"\n)\n\n")
 	fmt.Fprintf(&b, `// Append%[1]s appends m's /v1 form, as encoding/json writes the %[1]s struct (HTML
 // characters as stored), with %[2]s written as given:
 // the encodings of %[3]s, nil where m has none.
@@ -119,8 +122,21 @@ func wireAppender(rec *record) ([]byte, error) {
 func Append%[1]s(dst []byte, m *models.%[1]s, %[4]s []byte) ([]byte, error) {
 	w := wire{b: dst}
 `, rec.name, strings.Join(given, " and "), "m."+strings.Join(capitalized(given), " and m."), strings.Join(given, ", "))
-	b.Write(body.Bytes())
-	b.WriteString("\treturn w.end(), w.err\n}\n")
+	for _, m := range members {
+		b.WriteString(m.code)
+	}
+	b.WriteString("\treturn w.end(), w.err\n}\n\n")
+	fmt.Fprintf(&b, `// Append%[1]sMembers appends m's /v1 form as Append%[1]s does but for the members
+// named in omit, and leaves the object open: the caller adds members of its own (each
+// after a comma) and closes it. It is for a form that is the record's and more, such as
+// the inbox socket's message; a list page uses Append%[1]s.
+func Append%[1]sMembers(dst []byte, m *models.%[1]s, %[2]s []byte, omit ...string) ([]byte, error) {
+	w := wire{b: dst}
+`, rec.name, strings.Join(given, ", "))
+	for _, m := range members {
+		fmt.Fprintf(&b, "\tif !slices.Contains(omit, %q) {\n%s\t}\n", m.name, m.code)
+	}
+	b.WriteString("\tif !w.opened {\n\t\tw.b = append(w.b, '{')\n\t}\n\treturn w.b, w.err\n}\n")
 	return format.Source(b.Bytes())
 }
 
