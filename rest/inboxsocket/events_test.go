@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"messages/models"
+	"messages/models/wire"
 )
 
 func decodeObject(t *testing.T, b []byte) map[string]any {
@@ -52,7 +53,7 @@ func TestNotificationReceived(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := decodeObject(t, b)
-	v1, err := json.Marshal(m)
+	v1, err := wire.Message(m)
 	if err != nil {
 		t.Fatal(err)
 	}
