@@ -1,6 +1,9 @@
-// Package models holds the records and the store that keeps them. The records are the
-// API's types with their GORM and JSON tags; the Store is the only code that speaks SQL:
-// it opens and migrates the database, reads and writes one tenant's records at a time,
-// and answers in coded errors. File formats (models/jsonl) and generated data
-// (models/seed) are packages of their own that write through it.
+// Package models holds the records (Message, Subscriber, Template, Environment, APIKey)
+// with their GORM and JSON tags, their coded errors, and the typed inputs every layer
+// shares (ListFilter, StateFilter, StateChange, MarkAction, Caller). It imports nothing
+// of this module. Each job built on the records is a package below it, importing only
+// downward (docs/architecture.md): the service both APIs call (service), all SQL (store),
+// migrations (migrate), cluster concerns (cluster), the /v1 JSON form (wire), live
+// events (changefeed), sessions (session), sealed API keys (keyseal), file formats
+// (jsonl) and generated data (seed).
 package models
