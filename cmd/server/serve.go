@@ -48,7 +48,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.DurationFlag{Name: "events-lookback", Usage: "how far back each read of changes looks again, for transactions that commit after rows written later (longer writers register a hold, as import does)", Value: changefeed.DefaultLookback, Sources: cli.EnvVars("EVENTS_LOOKBACK")},
 			&cli.IntFlag{Name: "events-buffer", Usage: "changes queued for a subscription whose client reads more slowly than they come; past it they are read again from the database when the client catches up", Value: changefeed.DefaultBuffer, Sources: cli.EnvVars("EVENTS_BUFFER")},
 			&cli.DurationFlag{Name: "events-slow-timeout", Usage: "how long a subscription's client may read nothing while events wait before it is closed (SLOW_CONSUMER)", Value: changefeed.DefaultSlowTimeout, Sources: cli.EnvVars("EVENTS_SLOW_TIMEOUT")},
-			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket, closing those that do not answer (0: never; clients keep sockets alive with their own pings, as graphql-ws's keepAlive does)", Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
+			&cli.DurationFlag{Name: "websocket-ping", Usage: "how often the server pings each GraphQL WebSocket with a ping frame, closing with 1008 those that did not answer the previous one (0: never)", Value: transport.DefaultSocketOptions.Ping, Sources: cli.EnvVars("WEBSOCKET_PING_INTERVAL")},
 			&cli.DurationFlag{Name: "read-timeout", Usage: "how long a request's headers and body may take to arrive; a stream's transport lifts it only once the stream is authenticated and its request read", Value: defaultReadTimeout, Sources: cli.EnvVars("READ_TIMEOUT")},
 			&cli.DurationFlag{Name: "websocket-init-timeout", Usage: "how long a GraphQL WebSocket may stay open without connection_init before it is closed with 4408", Value: transport.DefaultSocketOptions.InitTimeout, Sources: cli.EnvVars("WEBSOCKET_INIT_TIMEOUT")},
 			&cli.IntFlag{Name: "websocket-max-subscriptions", Usage: "subscriptions one GraphQL WebSocket may hold at once; one more closes it with 4429", Value: transport.DefaultSocketOptions.MaxSubscriptions, Sources: cli.EnvVars("WEBSOCKET_MAX_SUBSCRIPTIONS")},
@@ -87,7 +87,7 @@ func (a *app) serveCommand() *cli.Command {
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
-				socket: transport.SocketOptions{Ping: cmd.Duration("websocket-ping"), InitTimeout: cmd.Duration("websocket-init-timeout"),
+				socket: transport.SocketOptions{Ping: pingInterval(cmd.Duration("websocket-ping")), InitTimeout: cmd.Duration("websocket-init-timeout"),
 					MaxSubscriptions: cmd.Int("websocket-max-subscriptions"), MaxInFlight: cmd.Int("websocket-max-in-flight")},
 				inboxSocket: inboxsocket.Options{PerSubscriber: cmd.Int("inbox-sockets-per-subscriber")},
 				connections: edge.ConnectionOptions{PerAddress: cmd.Int("max-connections-per-address"), Unauthenticated: cmd.Int("max-unauthenticated-connections")},
@@ -355,4 +355,13 @@ func displayAddr(addr net.Addr) string {
 		}
 	}
 	return addr.String()
+}
+
+// pingInterval is --websocket-ping as SocketOptions takes it: 0 there would mean the
+// default, so the flag's 0 (never) is negative.
+func pingInterval(d time.Duration) time.Duration {
+	if d <= 0 {
+		return -1
+	}
+	return d
 }

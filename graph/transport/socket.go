@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/coder/websocket"
+	"github.com/lesismal/nbio/nbhttp/websocket"
 )
 
 // WebSocket serves GraphQL over WebSocket with the graphql-transport-ws protocol
@@ -35,15 +35,38 @@ import (
 //
 // An operation refused before it runs (over the rate limit, a document that does not
 // parse or validate) gets an error message for its id, and the socket stays open.
+//
+// An idle socket costs no goroutine: the process's poller reads every socket
+// (poller.go), and the server pings each one with a WebSocket ping frame every Ping,
+// which browsers and WebSocket libraries answer by themselves.
 type WebSocket struct {
 	gate Gate
 	o    SocketOptions
+	// upgrader is what each upgrade copies and completes with its socket's handlers.
+	upgrader *websocket.Upgrader
+	// pings pings the acknowledged sockets every o.Ping; nil when o.Ping is 0.
+	pings *pinger
 }
 
 // NewWebSocket returns the transport whose sockets pass gate and are bounded by o; zero
 // fields of o take DefaultSocketOptions.
 func NewWebSocket(gate Gate, o SocketOptions) WebSocket {
-	return WebSocket{gate: gate, o: o.withDefaults()}
+	o = o.withDefaults()
+	u := websocket.NewUpgrader()
+	u.Subprotocols = []string{subprotocol}
+	// Origins are checked by the HTTP edge, with the same list as CORS.
+	u.CheckOrigin = func(*http.Request) bool { return true }
+	// No read deadline: a socket is kept, or closed, by its pings (Ping).
+	u.KeepaliveTime = 0
+	u.MessageLengthLimit = int(o.ReadLimit)
+	// A connection the poller cannot take is read by a goroutine, written synchronously
+	// (under the poller's write timeout), as the poller writes.
+	u.BlockingModAsyncWrite = false
+	t := WebSocket{gate: gate, o: o, upgrader: u}
+	if o.Ping > 0 {
+		t.pings = newPinger(o.Ping)
+	}
+	return t
 }
 
 // subprotocol is graphql-transport-ws, the only WebSocket subprotocol served.
@@ -59,8 +82,8 @@ type SocketOptions struct {
 	MaxInFlight int
 	// ReadLimit is the largest message accepted, in bytes; larger closes with 1009.
 	ReadLimit int64
-	// Ping, when positive, is how often the server sends a ping, closing a socket whose
-	// client has not answered the previous one (1008).
+	// Ping is how often the server sends a ping frame, closing a socket whose client has
+	// not answered the previous one (1008); a negative Ping sends none.
 	Ping time.Duration
 }
 
@@ -71,6 +94,9 @@ var DefaultSocketOptions = SocketOptions{
 	MaxSubscriptions: 50,
 	MaxInFlight:      16,
 	ReadLimit:        128 << 10, // a 32 KiB document and a mutation's 64 KiB payload, with room
+	// As graphql-ws's own server: it finds a vanished client within two intervals, and
+	// keeps proxies that close idle connections (often after 60 s) from closing a socket.
+	Ping: 12 * time.Second,
 }
 
 // withDefaults returns o with DefaultSocketOptions' value in each zero field.
@@ -88,6 +114,9 @@ func (o SocketOptions) withDefaults() SocketOptions {
 	if o.ReadLimit <= 0 {
 		o.ReadLimit = d.ReadLimit
 	}
+	if o.Ping == 0 {
+		o.Ping = d.Ping
+	}
 	return o
 }
 
@@ -102,6 +131,7 @@ const (
 	closeTooMany         = 4429
 	closeNoPong          = 1008
 	closeTryAgain        = 1013
+	closeNormal          = 1000
 )
 
 // socketWriteTimeout bounds one message's write: a client that stops reading is closed
@@ -115,24 +145,30 @@ func (WebSocket) Supports(r *http.Request) bool {
 	return r.Method == http.MethodGet && r.Header.Get("Upgrade") != ""
 }
 
-// Do upgrades the request and serves the socket until it closes.
+// Do upgrades the request and hands the socket over to the poller.
 func (t WebSocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	// The server's read and write timeouts bound a request's transfer; a socket's first
-	// message is bounded by InitTimeout instead, and its operations each by the Gate.
-	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Time{})
-	_ = rc.SetWriteDeadline(time.Time{})
-	ws, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		Subprotocols: []string{subprotocol},
-		// Origins are checked by the HTTP edge, with the same list as CORS.
-		InsecureSkipVerify: true,
-	})
+	engine, err := poller()
 	if err != nil {
-		return // Accept has answered the request
+		http.Error(w, "WebSockets are unavailable on this instance: retry, or use the event stream", http.StatusServiceUnavailable)
+		return
 	}
-	s := newSocket(t, ws, exec, r)
-	if ws.Subprotocol() != subprotocol {
+	s := newSocket(t, exec, r)
+	u := *t.upgrader
+	u.Engine = engine
+	s.handlers(&u)
+	h := &handover{ResponseWriter: w}
+	ws, err := u.UpgradeAndTransferConnToPoller(h, r, nil)
+	if err != nil {
+		// Answered unless the connection was taken: then it is closed.
+		h.abandon()
+		s.cancel()
+		return
+	}
+	s.opened(ws, h.uncounter())
+	switch {
+	case h.early:
+		s.close(closeBadRequest, "Invalid message received: sent before the handshake's answer")
+	case ws.Subprotocol() != subprotocol:
 		s.close(closeSubprotocol, "Subprotocol not acceptable: use "+subprotocol)
 	}
-	s.serve()
 }

@@ -1,43 +1,56 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/coder/websocket"
+	"github.com/lesismal/nbio/nbhttp/websocket"
 
 	"messages/models"
 )
 
-// socket is one open WebSocket and the operations it runs.
+// socket is one open WebSocket and the operations it runs. It holds no goroutine of
+// its own: the poller calls it with each message, on the socket's close, and with each
+// pong, and its timers with its deadlines.
 type socket struct {
-	t       WebSocket
-	ws      *websocket.Conn
-	exec    graphql.GraphExecutor
-	headers http.Header
+	t    WebSocket
+	exec graphql.GraphExecutor
 
 	// ops is cancelled when the socket closes, ending every operation.
 	ops    context.Context
 	cancel context.CancelFunc
 
-	writeMu sync.Mutex
-
-	mu        sync.Mutex
-	closed    bool
-	initiated bool
-	caller    context.Context // the operations' context once connection_init is accepted
-	running   map[string]*socketOp
-	subs      int
-	inFlight  int
-	stopWatch func()
-	initTimer *time.Timer
-	pingTimer *time.Timer
-	unponged  bool
+	mu sync.Mutex
+	// ws is the WebSocket, once upgraded; release uncounts its connection at the edge
+	// once it is closed.
+	ws      *websocket.Conn
+	release func()
+	// closed: a close frame was sent or received, and nothing more is sent; ended: the
+	// connection is closed and the socket's operations ended.
+	closed, ended bool
+	initiated     bool
+	caller        context.Context // the operations' context once connection_init is accepted
+	running       map[string]*socketOp
+	subs          int
+	inFlight      int
+	stopWatch     func()
+	initTimer     *time.Timer
+	// pingSlot is the socket's slot in the transport's pinger, once pinged (pinged).
+	pingSlot int
+	pinged   bool
+	unponged bool
+	// inbox holds the messages received and not yet handled, in order, and their bytes;
+	// a goroutine handles them while there are any (handling).
+	inbox      [][]byte
+	inboxBytes int
+	handling   bool
 	// refusedInRow counts the operations refused by the rate limit since one ran.
 	refusedInRow int
 }
@@ -46,6 +59,10 @@ type socket struct {
 // each answered RATE_LIMITED with when to retry, before it is closed with 4429: a client
 // that ignores the answer costs the server a refusal per message, as fast as it sends.
 const maxRefusedInRow = 10
+
+// closeWait is how long a socket the server closes waits for the client's close frame
+// before its connection is closed all the same.
+const closeWait = 5 * time.Second
 
 // overLimit counts one more refused operation and reports whether the socket has sent
 // too many in a row.
@@ -73,10 +90,13 @@ type socketOp struct {
 	taking    atomic.Bool
 }
 
-func newSocket(t WebSocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *http.Request) *socket {
-	ws.SetReadLimit(t.o.ReadLimit)
-	ops, cancel := context.WithCancel(r.Context())
-	s := &socket{t: t, ws: ws, exec: exec, headers: r.Header, ops: ops, cancel: cancel, running: map[string]*socketOp{}}
+// newSocket returns the socket of the upgrade request r. Its operations outlive the
+// request, which ends with the upgrade, and keep its values.
+func newSocket(t WebSocket, exec graphql.GraphExecutor, r *http.Request) *socket {
+	ops, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
+	// The request's headers are not kept (a kilobyte a socket): its operations' credential
+	// is connection_init's, and no operation reads a header.
+	s := &socket{t: t, exec: exec, ops: ops, cancel: cancel, running: map[string]*socketOp{}}
 	s.initTimer = time.AfterFunc(t.o.InitTimeout, func() {
 		s.mu.Lock()
 		initiated := s.initiated
@@ -88,37 +108,140 @@ func newSocket(t WebSocket, ws *websocket.Conn, exec graphql.GraphExecutor, r *h
 	return s
 }
 
-// serve reads messages until the socket closes, then ends what it was running.
-func (s *socket) serve() {
-	defer s.finish()
-	for {
-		typ, data, err := s.ws.Read(context.Background())
-		if err != nil {
+// handlers sets the socket's handlers on u, the upgrader of its request.
+func (s *socket) handlers(u *websocket.Upgrader) {
+	u.OnMessage(func(c *websocket.Conn, typ websocket.MessageType, data []byte) {
+		s.attach(c)
+		if typ != websocket.TextMessage {
+			s.close(closeBadRequest, "Invalid message received: the protocol's messages are text")
 			return
 		}
-		if typ != websocket.MessageText {
-			s.close(closeBadRequest, "Invalid message received: the protocol's messages are text")
-			continue
-		}
-		s.handle(data)
+		s.receive(data)
+	})
+	u.SetPongHandler(func(*websocket.Conn, string) {
+		s.mu.Lock()
+		s.unponged = false
+		s.mu.Unlock()
+	})
+	u.SetCloseHandler(s.answerClose)
+	u.OnClose(func(*websocket.Conn, error) { s.finish() })
+}
+
+// maxInboxBytes bounds the bytes of the messages a socket has received and not yet
+// handled (while connection_init or a subscribe waits on the database, say): a client
+// that sends faster than its messages are handled is closed with 4429.
+const maxInboxBytes = 1 << 20
+
+// receive queues a message the poller read, to be handled in order on a goroutine that
+// lasts as long as messages wait: the poller's own goroutine, which calls it, must not
+// wait on what a message asks (the database, Redis).
+func (s *socket) receive(data []byte) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	if s.inboxBytes+len(data) > maxInboxBytes {
+		s.mu.Unlock()
+		s.close(closeTooMany, fmt.Sprintf("Too many messages waiting: at most %d bytes of them", maxInboxBytes))
+		return
+	}
+	// The poller reuses data once this returns.
+	s.inbox = append(s.inbox, bytes.Clone(data))
+	s.inboxBytes += len(data)
+	start := !s.handling
+	s.handling = true
+	s.mu.Unlock()
+	if start {
+		go s.handleInbox()
 	}
 }
 
-// finish ends every operation and stops watching the credential once the socket closed.
-func (s *socket) finish() {
+// handleInbox handles the queued messages in order until none waits.
+func (s *socket) handleInbox() {
+	for {
+		s.mu.Lock()
+		if len(s.inbox) == 0 || s.closed {
+			s.inbox, s.inboxBytes, s.handling = nil, 0, false
+			s.mu.Unlock()
+			return
+		}
+		msg := s.inbox[0]
+		s.inbox[0] = nil
+		s.inbox = s.inbox[1:]
+		s.inboxBytes -= len(msg)
+		s.mu.Unlock()
+		s.handle(msg)
+	}
+}
+
+// attach records the socket's WebSocket, when a message came before the upgrade returned.
+func (s *socket) attach(c *websocket.Conn) {
 	s.mu.Lock()
-	s.closed = true
-	stop := s.stopWatch
-	s.initTimer.Stop()
-	if s.pingTimer != nil {
-		s.pingTimer.Stop()
+	if s.ws == nil {
+		s.ws = c
 	}
 	s.mu.Unlock()
+}
+
+// opened records the upgraded WebSocket and how to uncount its connection at the edge,
+// at once if it closed already.
+func (s *socket) opened(ws *websocket.Conn, release func()) {
+	s.mu.Lock()
+	if s.ws == nil {
+		s.ws = ws
+	}
+	ended := s.ended
+	if !ended {
+		s.release = release
+	}
+	s.mu.Unlock()
+	if ended {
+		release()
+	}
+}
+
+// answerClose answers the client's close frame with its code, unless the server's close
+// frame went first; the poller then closes the connection.
+func (s *socket) answerClose(c *websocket.Conn, code int, _ string) {
+	s.mu.Lock()
+	sent := s.closed
+	s.closed = true
+	s.mu.Unlock()
 	s.cancel()
+	switch {
+	case sent:
+	case code == 1005: // the client's frame had no code: neither has the answer
+		_ = c.WriteMessage(websocket.CloseMessage, nil)
+	default:
+		_ = c.WriteClose(code, "")
+	}
+}
+
+// finish ends every operation and stops watching the credential once the connection is
+// closed, and uncounts it at the edge.
+func (s *socket) finish() {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended, s.closed = true, true
+	stop, release := s.stopWatch, s.release
+	s.initTimer.Stop()
+	pinged, slot := s.pinged, s.pingSlot
+	s.inbox = nil
+	s.mu.Unlock()
+	s.cancel()
+	if pinged {
+		s.t.pings.remove(s, slot)
+	}
 	if stop != nil {
 		stop()
 	}
-	_ = s.ws.CloseNow()
+	if release != nil {
+		release()
+	}
 }
 
 // inMessage is a message from the client.
@@ -204,8 +327,8 @@ func (s *socket) init(payload json.RawMessage) {
 		return
 	}
 	s.caller, s.stopWatch = ctx, stop
-	if s.t.o.Ping > 0 {
-		s.pingTimer = time.AfterFunc(s.t.o.Ping, s.ping)
+	if s.t.pings != nil {
+		s.pingSlot, s.pinged = s.t.pings.add(s), true
 	}
 	s.mu.Unlock()
 	s.send(appendMessage(nil, "connection_ack", "", nil))
@@ -222,7 +345,8 @@ func authorization(fields map[string]any) string {
 	return ""
 }
 
-// ping sends a ping, closing the socket when the previous one went unanswered.
+// ping sends a ping frame, closing the socket when the previous one went unanswered;
+// the transport's pinger calls it every Ping.
 func (s *socket) ping() {
 	s.mu.Lock()
 	if s.closed {
@@ -231,35 +355,41 @@ func (s *socket) ping() {
 	}
 	silent := s.unponged
 	s.unponged = true
-	s.pingTimer.Reset(s.t.o.Ping)
+	ws := s.ws
 	s.mu.Unlock()
 	if silent {
 		s.close(closeNoPong, "no pong within the ping interval")
 		return
 	}
-	s.send(appendMessage(nil, "ping", "", nil))
+	if err := ws.WriteMessage(websocket.PingMessage, nil); err != nil {
+		_ = ws.Close()
+	}
 }
 
-// send writes one message, closing the socket when the client does not take it in time.
-// Once the socket is closing nothing more is sent: its operations end with the close, not
-// with a complete that would read as their normal end.
+// send writes one message; a client that does not take it (its queue past the poller's
+// bound, or nothing written within socketWriteTimeout) is closed. Once the socket is
+// closing nothing more is sent: its operations end with the close, not with a complete
+// that would read as their normal end.
 func (s *socket) send(msg []byte) {
 	s.mu.Lock()
-	closed := s.closed
+	closed, ws := s.closed, s.ws
 	s.mu.Unlock()
-	if closed {
+	if closed || ws == nil {
 		return
 	}
-	s.writeMu.Lock()
-	defer s.writeMu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), socketWriteTimeout)
-	defer cancel()
-	if err := s.ws.Write(ctx, websocket.MessageText, msg); err != nil {
+	if ws.IsBlockingMod() {
+		// Read by a goroutine of its own (poller.go): the write waits, within a deadline.
+		_ = ws.SetWriteDeadline(time.Now().Add(socketWriteTimeout))
+	}
+	if err := ws.WriteMessage(websocket.TextMessage, msg); err != nil {
 		s.cancel()
+		_ = ws.Close()
 	}
 }
 
-// close closes the socket with code and reason, once; operations end with it.
+// close closes the socket with code and reason, once; operations end with it. The
+// client answers with its own close frame, on which the poller closes the connection;
+// a client that does not is closed after closeWait.
 func (s *socket) close(code int, reason string) {
 	s.mu.Lock()
 	if s.closed {
@@ -267,9 +397,16 @@ func (s *socket) close(code int, reason string) {
 		return
 	}
 	s.closed = true
+	ws := s.ws
 	s.mu.Unlock()
 	s.cancel()
-	// A close frame's reason holds at most 123 bytes. The handshake may wait for the
-	// client's answer: not on the caller's time.
-	go func() { _ = s.ws.Close(websocket.StatusCode(code), clip(reason, 123)) }()
+	if ws == nil {
+		return
+	}
+	// A close frame's reason holds at most 123 bytes.
+	if err := ws.WriteClose(code, clip(reason, 123)); err != nil {
+		_ = ws.Close()
+		return
+	}
+	time.AfterFunc(closeWait, func() { _ = ws.Close() })
 }

@@ -58,7 +58,7 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 	s.refusedInRow = 0
 	s.mu.Unlock()
 	params := &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables,
-		Extensions: p.Extensions, Headers: s.headers, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
+		Extensions: p.Extensions, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
 	ctx = graphql.StartOperationTrace(ctx)
 	oc, errs := s.exec.CreateOperationContext(ctx, params)
 	if errs != nil {

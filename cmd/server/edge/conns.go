@@ -201,8 +201,21 @@ func (t *trackedConn) CloseWrite() error {
 
 // Close closes the connection and uncounts it.
 func (t *trackedConn) Close() error {
+	t.uncount()
+	return t.Conn.Close()
+}
+
+// uncount uncounts the connection, once.
+func (t *trackedConn) uncount() {
 	if !t.closed.Swap(true) {
 		t.c.release(t)
 	}
-	return t.Conn.Close()
+}
+
+// Detach hands the connection over to an owner that closes it without this wrapper (a
+// WebSocket poller, which takes the descriptor underneath): it returns the connection
+// underneath and the function that uncounts it, which the owner calls once it closed
+// it. Until then the connection still counts against its address's bound.
+func (t *trackedConn) Detach() (net.Conn, func()) {
+	return t.Conn, t.uncount
 }
