@@ -80,7 +80,8 @@ type SocketOptions struct {
 	MaxSubscriptions int
 	// MaxInFlight is how many queries and mutations one socket may run at once.
 	MaxInFlight int
-	// ReadLimit is the largest message accepted, in bytes; larger closes with 1009.
+	// ReadLimit is the largest message accepted, in bytes: a larger one is refused on its
+	// frame's header, with a 1009 close frame, and the connection dropped at once.
 	ReadLimit int64
 	// Ping is how often the server sends a ping frame, closing a socket whose client has
 	// not answered the previous one (1008); a negative Ping sends none.
