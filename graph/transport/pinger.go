@@ -21,13 +21,18 @@ type pinger struct {
 	due     []*socket // the visited slot's sockets, reused
 }
 
-// maxPingSlots bounds the wheel: one slot a second up to a minute's interval, coarser
-// beyond it.
-const maxPingSlots = 60
+// pingSlot is about how long one slot of the wheel spans: the sockets of a slot are
+// pinged together, every interval, and their pongs come back together, read in a few
+// wakes of the poller rather than one each (at 10,000 sockets and 12 s, about 2,500
+// pings every 3 s). At most maxPingSlots slots.
+const (
+	pingSlot     = 3 * time.Second
+	maxPingSlots = 60
+)
 
 // newPinger returns the pinger of sockets pinged every interval.
 func newPinger(interval time.Duration) *pinger {
-	n := min(max(int(interval/time.Second), 1), maxPingSlots)
+	n := min(max(int(interval/pingSlot), 1), maxPingSlots)
 	p := &pinger{tick: interval / time.Duration(n), slots: make([]map[*socket]struct{}, n)}
 	for i := range p.slots {
 		p.slots[i] = map[*socket]struct{}{}

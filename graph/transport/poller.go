@@ -31,13 +31,15 @@ const pollerReadLimit = 1 << 20
 // socket is closed rather than holding the server's memory.
 const pollerWriteBuffer = 4 << 20
 
-// poller is the process's one poller, started with the first socket: like the runtime's
-// own network poller it serves every listener, and it lives as long as the process.
+// poller is the process's one poller, started with the first WebSocket transport (so
+// its fixed cost is paid at start, not by the first socket): like the runtime's own
+// network poller it serves every listener, and it lives as long as the process.
 var poller = sync.OnceValues(func() (*nbhttp.Engine, error) {
 	logging.SetLogger(pollerLog{})
 	e := nbhttp.NewEngine(nbhttp.Config{
 		Name:                    "websocket",
 		ReleaseWebsocketPayload: true,
+		SupportServerOnly:       true, // no pool for client connections, which it never makes
 		// What the poller reads is handled on its own goroutine: control frames (a pong, a
 		// close) at once, and a socket's messages queued for a goroutine of the socket's
 		// that lasts while they wait (socket.receive), as connection_init and subscribe

@@ -62,6 +62,7 @@ func NewWebSocket(gate Gate, o SocketOptions) WebSocket {
 	// A connection the poller cannot take is read by a goroutine, written synchronously
 	// (under the poller's write timeout), as the poller writes.
 	u.BlockingModAsyncWrite = false
+	_, _ = poller() // started now; an error is answered on each upgrade (Do)
 	t := WebSocket{gate: gate, o: o, upgrader: u}
 	if o.Ping > 0 {
 		t.pings = newPinger(o.Ping)

@@ -228,7 +228,9 @@ func (s *socket) finish() {
 	}
 	s.ended, s.closed = true, true
 	stop, release := s.stopWatch, s.release
-	s.initTimer.Stop()
+	if s.initTimer != nil {
+		s.initTimer.Stop()
+	}
 	pinged, slot := s.pinged, s.pingSlot
 	s.inbox = nil
 	s.mu.Unlock()
@@ -291,12 +293,16 @@ func (s *socket) init(payload json.RawMessage) {
 	s.mu.Lock()
 	again := s.initiated
 	s.initiated = true
+	if !again {
+		// Not kept for the socket's life: a stopped timer is still 200 bytes.
+		s.initTimer.Stop()
+		s.initTimer = nil
+	}
 	s.mu.Unlock()
 	if again {
 		s.close(closeTooMany, "Too many initialisation requests")
 		return
 	}
-	s.initTimer.Stop()
 	var fields map[string]any
 	if len(payload) > 0 && string(payload) != "null" {
 		if err := json.Unmarshal(payload, &fields); err != nil {

@@ -14,8 +14,14 @@ import (
 const recentKeys = 16
 
 // streamBuffer bounds the events queued in a subscription's channel; Options.Buffer
-// bounds those waiting behind it.
-const streamBuffer = 64
+// bounds those waiting behind it. A SubscribeReady client, called as soon as an event is
+// queued, takes it at once: its channel holds readyStreamBuffer, which keeps an idle
+// subscription's channel at 64 bytes rather than 512 (a burst past it waits in the
+// backlog, as for any subscription).
+const (
+	streamBuffer      = 64
+	readyStreamBuffer = 8
+)
 
 // catchUpPage is how many changes one catch-up query reads.
 const catchUpPage = 200
@@ -103,8 +109,12 @@ func (f *Feed) Subscribe(ctx context.Context, filter models.ChangeFilter, from *
 // not call back into the feed or the subscription; starting a goroutine is what it is
 // for.
 func (f *Feed) SubscribeReady(ctx context.Context, filter models.ChangeFilter, from *Resume, ready func()) *Subscription {
+	size := streamBuffer
+	if ready != nil {
+		size = readyStreamBuffer
+	}
 	s := &Subscription{feed: f, filter: filter, ctx: ctx, ready: ready,
-		events: make(chan *Event, min(f.o.Buffer, streamBuffer)), done: make(chan struct{})}
+		events: make(chan *Event, min(f.o.Buffer, size)), done: make(chan struct{})}
 	if from != nil {
 		s.floor = from.replayAfter(f.o.Lookback)
 		s.last = *from
