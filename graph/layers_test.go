@@ -21,7 +21,7 @@ func TestPackageImports(t *testing.T) {
 		"extension": append([]string{"messages/models", "messages/graph/errcode",
 			"github.com/prometheus/client_golang/prometheus", "go.opentelemetry.io/otel/"}, gqlgen...),
 		"transport": append([]string{"messages/models", "messages/graph/errcode", "messages/graph/extension",
-			"github.com/lesismal/nbio/"}, gqlgen...),
+			"github.com/lesismal/nbio", "github.com/lesismal/nbio/"}, gqlgen...),
 	}
 	for dir, may := range allowed {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

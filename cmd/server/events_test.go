@@ -381,6 +381,71 @@ func TestIdleSubscriptionsHoldNoGoroutine(t *testing.T) {
 	}
 }
 
+// An idle subscription over an event stream holds no goroutine either: its connection is
+// on the poller once the stream began, yet every stream gets each event, and one whose
+// client leaves is uncounted.
+func TestIdleEventStreamsHoldNoGoroutine(t *testing.T) {
+	w := newSessionWorld(t, store.DialectSQLite)
+	const streams = 10
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var subs []*gqlclient.Subscription
+	var leave context.CancelFunc
+	for i := range streams {
+		sctx := ctx
+		if i == 0 {
+			sctx, leave = context.WithCancel(ctx)
+		}
+		s, err := gqlclient.SubscribeSSE(sctx, http.DefaultClient, w.srv.base+"/graphql", http.Header{"Authorization": {"ApiKey " + w.key}},
+			gqlclient.Request{Query: eventsQuery, Variables: map[string]any{"s": "alice"}}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs = append(subs, s)
+	}
+	want := fmt.Sprintf("events_subscriptions %d\n", streams)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		_, metrics := get(t, w.srv.base+"/metrics", "")
+		held := streamGoroutines()
+		if strings.Contains(string(metrics), want) && len(held) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d idle streams: %d goroutines serve them, want none:\n%s", streams, len(held), strings.Join(held, "\n\n"))
+		}
+	}
+	markVia(t, w.srv.base, w.key, "alice", w.alice1.ID, "done")
+	for i, s := range subs {
+		if e := readEvent(t, s, 5*time.Second); e.ID != w.alice1.ID || e.Status != "done" {
+			t.Fatalf("stream %d: %+v", i, e)
+		}
+	}
+	leave()
+	want = fmt.Sprintf("events_subscriptions %d\n", streams-1)
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, metrics := get(t, w.srv.base+"/metrics", ""); strings.Contains(string(metrics), want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/metrics lacks %q after a stream's client left", want)
+		}
+	}
+}
+
+// streamGoroutines returns the stacks of the goroutines serving an event stream of the
+// GraphQL transport in this process: its handler, or one of its drains.
+func streamGoroutines() []string {
+	buf := make([]byte, 16<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var held []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "graph/transport.EventStream.") || strings.Contains(g, "graph/transport.(*polledStream)") {
+			held = append(held, g)
+		}
+	}
+	return held
+}
+
 // socketGoroutines returns the stacks of the goroutines running the GraphQL WebSocket
 // transport's code in this process (the server under test runs in it), but its pinger.
 func socketGoroutines() []string {

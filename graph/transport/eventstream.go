@@ -97,7 +97,9 @@ func (t EventStream) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	if oc.Operation.Operation == ast.Subscription {
-		t.subscription(ctx, s, exec, oc)
+		if !t.pollSubscription(ctx, w, r, exec, oc) {
+			t.subscription(ctx, s, exec, oc)
+		}
 		return
 	}
 	ctx, release := t.gate.Operation(ctx)
