@@ -24,8 +24,9 @@ import (
 
 // The servers measured, in the order they run at each socket count.
 const (
-	sideServer    = "server"    // this server, `server serve`
-	sideReference = "reference" // graphql-ws's reference server, .ci/idle/server.mjs
+	sideServer    = "server"     // this server, `server serve`
+	sideServerSSE = "server-sse" // this server, its subscriptions over event streams (graphql-sse)
+	sideReference = "reference"  // graphql-ws's reference server, .ci/idle/server.mjs
 )
 
 // maxSockets bounds --sockets: past it the loopback source addresses and the machine's
@@ -69,7 +70,7 @@ raised in this process, and the servers it starts inherit it.`,
 			&cli.StringFlag{Name: "reference-dir", Usage: "the reference server's npm project, installed (npm ci)", Value: ".ci/idle"},
 			&cli.StringFlag{Name: "node", Usage: "the Node binary that runs the reference server", Value: "node"},
 			&cli.StringFlag{Name: "sockets", Usage: "comma-separated socket counts", Value: "1000,10000,50000"},
-			&cli.StringFlag{Name: "sides", Usage: "comma-separated: server, reference", Value: "server,reference"},
+			&cli.StringFlag{Name: "sides", Usage: "comma-separated: server, server-sse (this server, each subscription an event stream), reference", Value: "server,reference"},
 			&cli.IntFlag{Name: "server-port", Usage: "loopback port of this server", Value: 18291},
 			&cli.IntFlag{Name: "reference-port", Usage: "loopback port of the reference server", Value: 18292},
 			&cli.DurationFlag{Name: "ping", Usage: "this server's keep-alive ping interval (--websocket-ping); the reference pings every 12s, graphql-ws's default", Value: 12 * time.Second},
@@ -116,7 +117,7 @@ func configFrom(cmd *cli.Command) (config, error) {
 }
 
 func (c config) check() error {
-	if slices.Contains(c.sides, sideServer) {
+	if slices.Contains(c.sides, sideServer) || slices.Contains(c.sides, sideServerSSE) {
 		switch {
 		case c.serverBin == "":
 			return errors.New("--server-bin is required to measure this server")
@@ -171,14 +172,14 @@ func parseSides(list string) ([]string, error) {
 		f = strings.TrimSpace(f)
 		switch f {
 		case "":
-		case sideServer, sideReference:
+		case sideServer, sideServerSSE, sideReference:
 			want[f] = true
 		default:
-			return nil, fmt.Errorf("--sides: unknown side %q; known: %s, %s", f, sideServer, sideReference)
+			return nil, fmt.Errorf("--sides: unknown side %q; known: %s, %s, %s", f, sideServer, sideServerSSE, sideReference)
 		}
 	}
 	var out []string
-	for _, s := range []string{sideServer, sideReference} {
+	for _, s := range []string{sideServer, sideServerSSE, sideReference} {
 		if want[s] {
 			out = append(out, s)
 		}

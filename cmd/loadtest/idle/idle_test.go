@@ -34,13 +34,14 @@ func TestParseCounts(t *testing.T) {
 	}
 }
 
-// The sides run in one order whatever the order given: this server, then the reference.
+// The sides run in one order whatever the order given: this server over WebSockets, over
+// event streams, then the reference.
 func TestParseSides(t *testing.T) {
-	got, err := parseSides("reference, server")
+	got, err := parseSides("reference, server-sse, server")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{sideServer, sideReference}, got); diff != "" {
+	if diff := cmp.Diff([]string{sideServer, sideServerSSE, sideReference}, got); diff != "" {
 		t.Error(diff)
 	}
 	if _, err := parseSides("server,postgraphile"); err == nil {

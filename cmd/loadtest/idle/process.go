@@ -28,7 +28,7 @@ func start(ctx context.Context, c config, side, dir string) (*process, error) {
 	var cmd *exec.Cmd
 	var ready string
 	switch side {
-	case sideServer:
+	case sideServer, sideServerSSE:
 		addr := "127.0.0.1:" + strconv.Itoa(c.serverPort)
 		cmd = exec.Command(c.serverBin, "serve", "--addr", addr, "--websocket-ping", c.ping.String())
 		cmd.Env = append(os.Environ(), "DATABASE_URL="+c.databaseURL)

@@ -57,7 +57,7 @@ func (r idleRow) measured() bool { return r.Opened > 0 && r.RSSMB > 0 }
 
 // verdict is whether this server's row meets the targets; empty for the reference's.
 func (r idleRow) verdict() string {
-	if r.Side != sideServer || !r.measured() {
+	if r.Side == sideReference || !r.measured() {
 		return ""
 	}
 	met := r.Opened == r.Sockets && r.OpenAtEnd == r.Opened && r.KBPerSocket < targetKBPerSocket && r.CPU < targetCPUPercent
@@ -91,11 +91,11 @@ func (rep *idleReport) writeTable(w io.Writer) {
 			continue
 		}
 		perSocket, ratio := fmt.Sprintf("%.1f KB", r.KBPerSocket), ""
-		if other, ok := ref[r.Sockets]; ok && r.Side == sideServer && other.KBPerSocket > 0 {
+		if other, ok := ref[r.Sockets]; ok && r.Side != sideReference && other.KBPerSocket > 0 {
 			ratio = fmt.Sprintf("%.2fx", r.KBPerSocket/other.KBPerSocket)
 		}
 		gps := referenceGoroutines
-		if r.Side == sideServer {
+		if r.Side != sideReference {
 			gps = fmt.Sprintf("%.2f", r.GoroutinesPerSocket)
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%d/%d\t%.0f MB\t%.0f MB\t%s\t%s\t%.2f%%\t%.2f%%\t%d\t%s\t%s\t\n",

@@ -72,7 +72,11 @@ func measureSide(ctx context.Context, c config, side string, n int, dir string, 
 	}
 	row.RSSBeforeMB, row.CPUBefore, row.GoroutinesBefore = before.rssMB, before.cpu, before.goroutines
 	started := time.Now()
-	sockets, openErr := openSockets(ctx, p.base, c.apiKey, n, c.dialers, clients, log)
+	open := openSocket
+	if side == sideServerSSE {
+		open = openStream
+	}
+	sockets, openErr := openSockets(ctx, p.base, c.apiKey, n, c.dialers, clients, open, log)
 	row.Opened, row.OpenSeconds = len(sockets), measure.Round2(time.Since(started).Seconds())
 	defer func() {
 		closeSockets(sockets, 500)
@@ -93,7 +97,7 @@ func measureSide(ctx context.Context, c config, side string, n int, dir string, 
 	row.OpenAtEnd, row.Received = countOpen(sockets)
 	if len(sockets) > 0 {
 		row.KBPerSocket = measure.Round2((after.rssMB - before.rssMB) * 1024 / float64(len(sockets)))
-		if side == sideServer {
+		if side != sideReference {
 			row.GoroutinesPerSocket = measure.Round2(float64(after.goroutines-before.goroutines) / float64(len(sockets)))
 		}
 	}
@@ -135,7 +139,7 @@ func (p *process) idleFor(ctx context.Context, window time.Duration) (idleReadin
 	if r.threads, err = measure.ReadThreads(p.pid()); err != nil {
 		return r, err
 	}
-	if p.side == sideServer {
+	if p.side != sideReference {
 		if r.goroutines, err = goroutines(ctx, p.base); err != nil {
 			return r, fmt.Errorf("reading /metrics: %w", err)
 		}

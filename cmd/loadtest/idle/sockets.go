@@ -69,10 +69,21 @@ func sourceClients(n int) []*http.Client {
 	return clients
 }
 
-// idleSocket is one open socket and its one subscription.
+// idleSocket is one open socket and its one subscription, or one event stream (its
+// subscription, with no socket, and the function that closes it).
 type idleSocket struct {
 	conn *gqlclient.Conn
 	sub  *gqlclient.Subscription
+	stop context.CancelFunc
+}
+
+// close closes the socket or the stream.
+func (s idleSocket) close() {
+	if s.conn != nil {
+		_ = s.conn.Close()
+		return
+	}
+	s.stop()
 }
 
 // state reports whether the subscription is still open and whether anything arrived on
@@ -92,8 +103,8 @@ func (s idleSocket) state() (open, got bool) {
 // openSockets opens n sockets to base, each acknowledged and holding one subscription
 // the server has taken (a query sent after it on the same socket has been answered).
 // It returns those that opened and the first error of those that did not.
-func openSockets(ctx context.Context, base, apiKey string, n, dialers int, clients []*http.Client, log io.Writer) ([]idleSocket, error) {
-	url := "ws" + base[len("http"):] + "/graphql"
+func openSockets(ctx context.Context, base, apiKey string, n, dialers int, clients []*http.Client,
+	open func(ctx context.Context, base, apiKey string, client *http.Client) (idleSocket, error), log io.Writer) ([]idleSocket, error) {
 	out := make([]idleSocket, n)
 	var opened atomic.Int64
 	var mu sync.Mutex
@@ -105,7 +116,7 @@ func openSockets(ctx context.Context, base, apiKey string, n, dialers int, clien
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				s, err := openSocket(ctx, url, apiKey, clients[i%len(clients)])
+				s, err := open(ctx, base, apiKey, clients[i%len(clients)])
 				if err != nil {
 					mu.Lock()
 					if firstErr == nil {
@@ -131,7 +142,7 @@ func openSockets(ctx context.Context, base, apiKey string, n, dialers int, clien
 	wg.Wait()
 	sockets := out[:0]
 	for _, s := range out {
-		if s.conn != nil {
+		if s.sub != nil {
 			sockets = append(sockets, s)
 		}
 	}
@@ -144,7 +155,8 @@ func openSockets(ctx context.Context, base, apiKey string, n, dialers int, clien
 // openSocket dials url, sends connection_init with the API key (the reference server
 // takes any), subscribes, and waits for a query sent after the subscription to be
 // answered, so the subscription is running when it returns.
-func openSocket(ctx context.Context, url, apiKey string, client *http.Client) (idleSocket, error) {
+func openSocket(ctx context.Context, base, apiKey string, client *http.Client) (idleSocket, error) {
+	url := "ws" + base[len("http"):] + "/graphql"
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	conn, err := gqlclient.DialWith(ctx, url, gqlclient.DialOptions{
@@ -160,11 +172,42 @@ func openSocket(ctx context.Context, url, apiKey string, client *http.Client) (i
 		_ = conn.Close()
 		return idleSocket{}, err
 	}
-	if open, _ := (idleSocket{conn, sub}).state(); !open {
+	if open, _ := (idleSocket{conn: conn, sub: sub}).state(); !open {
 		_ = conn.Close()
 		return idleSocket{}, fmt.Errorf("the subscription ended at once: %v", sub.Err())
 	}
 	return idleSocket{conn: conn, sub: sub}, nil
+}
+
+// openStream subscribes over an event stream (graphql-sse's distinct connections mode)
+// on a connection of its own, and returns once the server answered with the stream's
+// first bytes; the subscription lasts until the stream is closed (idleSocket.close).
+func openStream(ctx context.Context, base, apiKey string, client *http.Client) (idleSocket, error) {
+	sctx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	opened := make(chan error, 1)
+	var sub *gqlclient.Subscription
+	go func() {
+		var err error
+		sub, err = gqlclient.SubscribeSSE(sctx, client, base+"/graphql", http.Header{"Authorization": {"ApiKey " + apiKey}},
+			gqlclient.Request{Query: subscriptionDocument}, 1)
+		opened <- err
+	}()
+	select {
+	case err := <-opened:
+		if err != nil {
+			stop()
+			return idleSocket{}, err
+		}
+	case <-time.After(time.Minute):
+		stop()
+		return idleSocket{}, errors.New("no answer to an event stream's request within a minute")
+	}
+	s := idleSocket{sub: sub, stop: stop}
+	if open, _ := s.state(); !open {
+		stop()
+		return idleSocket{}, fmt.Errorf("the stream ended at once: %v", sub.Err())
+	}
+	return s, nil
 }
 
 // answered runs `{ __typename }` on conn and waits for its end.
@@ -209,7 +252,7 @@ func closeSockets(sockets []idleSocket, parallel int) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				_ = sockets[i].conn.Close()
+				sockets[i].close()
 			}
 		}()
 	}
