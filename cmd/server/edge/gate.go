@@ -55,7 +55,7 @@ func (g *Gate) Open(ctx context.Context, authorization string) (context.Context,
 	}
 	MarkAuthenticated(ctx)
 	if info := requestInfoFrom(ctx); info != nil {
-		info.EnvironmentID = caller.EnvironmentID
+		info.setEnvironment(caller.EnvironmentID)
 	}
 	return models.WithCaller(ctx, caller), nil
 }

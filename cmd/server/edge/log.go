@@ -30,7 +30,7 @@ func Log(logger *slog.Logger, now func() time.Time) Middleware {
 			r = r.WithContext(ctx) // the mux records the matched pattern on this request
 			next.ServeHTTP(recordStatus(w, &status), r)
 			logger.InfoContext(ctx, "request", "requestId", id, "method", r.Method, "path", r.URL.Path, "route", r.Pattern,
-				"status", status, "duration", now().Sub(start).String(), "environmentId", info.EnvironmentID)
+				"status", status, "duration", now().Sub(start).String(), "environmentId", info.environment())
 		})
 	}
 }

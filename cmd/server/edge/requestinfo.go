@@ -3,14 +3,33 @@ package edge
 import (
 	"context"
 	"net/http"
+	"sync"
 )
 
 // requestInfo is what the outer guards learn from the inner ones about a request: the
 // environment authentication found (for the access log; never the key itself) and the
 // error writer of the mount it reached (for panic recovery).
 type requestInfo struct {
-	EnvironmentID string
-	Errors        ErrorWriter
+	Errors ErrorWriter
+
+	// A WebSocket's connection_init authenticates after its request was logged (the
+	// upgrade returns at once): the environment is written and read under mu.
+	mu            sync.Mutex
+	environmentID string
+}
+
+// setEnvironment records the environment authentication found.
+func (i *requestInfo) setEnvironment(id string) {
+	i.mu.Lock()
+	i.environmentID = id
+	i.mu.Unlock()
+}
+
+// environment is the environment authentication found, or "".
+func (i *requestInfo) environment() string {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.environmentID
 }
 
 type requestInfoKey struct{}
