@@ -30,7 +30,8 @@ import (
 //
 // Each result is an event "next" with the result as data, and the stream ends with an
 // event "complete"; a comment line every eventStreamKeepAlive keeps proxies from closing
-// an idle stream.
+// an idle stream. A subscription's stream, once begun, is served on the poller, with no
+// goroutine while it is idle (eventpoll.go).
 type EventStream struct{ gate Gate }
 
 // NewEventStream returns the transport whose streams pass gate.
