@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"strings"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -43,8 +44,18 @@ LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = mess
 WHERE messages.id = ? AND messages.environment_id = ?
   AND messages.subscriber_id = (SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)`
 
+// markBatchUpdateSQL is markSQL naming the index that finds the row: its primary key.
+// Without the hint MariaDB plans a single-table UPDATE with its range optimizer, which
+// asks InnoDB to estimate the rows of every index the condition could use (the eight
+// that begin with environment_id) before it settles on the primary key, whose id = ?
+// matches one row; the estimates were a quarter of the UPDATE's time (about 100 of
+// 380 µs at 1,000,000 messages). A SELECT needs no hint: it reads a row found by its
+// whole primary key as a constant, without estimates. MySQL, MariaDB and TiDB all take
+// the hint; without it the statement does the same, more slowly.
+var markBatchUpdateSQL = strings.Replace(markSQL, "UPDATE messages\n", "UPDATE messages FORCE INDEX (PRIMARY)\n", 1)
+
 // markBatchSQL is the first round trip of a batched mark.
-var markBatchSQL = "START TRANSACTION;\n" + markSQL + ";\n" + markReadSQL
+var markBatchSQL = "START TRANSACTION;\n" + markBatchUpdateSQL + ";\n" + markReadSQL
 
 // openBatchPool opens the pool of batched marks: the primary's DSN with multi-statements,
 // through the same failover over several hosts, at most half as many connections as the
