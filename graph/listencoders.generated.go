@@ -21,8 +21,8 @@ import (
 // Fields left to gqlgen's executor (an operation selecting one is not written here):
 //   - MessageCounts.count (arguments)
 
-// listPlanQuery plans the root fields of a query whose results the encoders write, by
-// alias.
+// listPlanQuery plans the root fields of a query whose results the encoders
+// write, by alias.
 func listPlanQuery(oc *graphql.OperationContext, set ast.SelectionSet) map[string]*listSelection {
 	return planRoots(oc, set, []string{"Query"}, func(f graphql.CollectedField) (*listSelection, bool) {
 		switch f.Name {
@@ -37,8 +37,8 @@ func listPlanQuery(oc *graphql.OperationContext, set ast.SelectionSet) map[strin
 	})
 }
 
-// listQuery appends res, what the resolver of the root field named name returned, as sel
-// selects it.
+// listQuery appends res, what the resolver of the query field named name
+// returned, as sel selects it.
 func (ec *executionContext) listQuery(ctx context.Context, w *listWriter, name string, sel *listSelection, res any) bool {
 	switch name {
 	case "messages":
@@ -50,6 +50,44 @@ func (ec *executionContext) listQuery(ctx context.Context, w *listWriter, name s
 	case "messageCounts":
 		v, ok := res.(*models.Counts)
 		return ok && ec.listValue_NMessageCounts2ᚖmessagesᚋmodelsᚐCounts(ctx, w, sel, v)
+	}
+	return false
+}
+
+// listPlanMutation plans the root fields of a mutation whose results the encoders
+// write, by alias.
+func listPlanMutation(oc *graphql.OperationContext, set ast.SelectionSet) map[string]*listSelection {
+	return planRoots(oc, set, []string{"Mutation"}, func(f graphql.CollectedField) (*listSelection, bool) {
+		switch f.Name {
+		case "markMessageAction":
+			return listPlan_Message(oc, f.Selections)
+		case "markMessages":
+			return listPlan_Message(oc, f.Selections)
+		case "snoozeMessage":
+			return listPlan_Message(oc, f.Selections)
+		case "unsnoozeMessage":
+			return listPlan_Message(oc, f.Selections)
+		}
+		return nil, false
+	})
+}
+
+// listMutation appends res, what the resolver of the mutation field named name
+// returned, as sel selects it.
+func (ec *executionContext) listMutation(ctx context.Context, w *listWriter, name string, sel *listSelection, res any) bool {
+	switch name {
+	case "markMessageAction":
+		v, ok := res.(*models.Message)
+		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
+	case "markMessages":
+		v, ok := res.([]*models.Message)
+		return ok && ec.listValue_NMessage2ᚕᚖmessagesᚋmodelsᚐMessageᚄ(ctx, w, sel, v)
+	case "snoozeMessage":
+		v, ok := res.(*models.Message)
+		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
+	case "unsnoozeMessage":
+		v, ok := res.(*models.Message)
+		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
 	}
 	return false
 }

@@ -10,21 +10,24 @@ import (
 	"messages/graph/extension"
 )
 
-// listQueries answers the queries frontends send most, those that list messages, with
-// the encoders of listencoders.generated.go. The operation is gqlgen's as usual: parsing,
+// listQueries answers the queries frontends send most, those that list messages, and the
+// mutations that answer with messages (a mark), with the encoders of
+// listencoders.generated.go. The operation is gqlgen's as usual: parsing,
 // validation, limits, the root fields run concurrently by its executor, their arguments
 // coerced and their resolvers called by its generated code, the field and root field
 // middleware, error presentation and panic recovery. Only the writing of a root field's
-// result differs: a root field whose type the encoders write (every Query field of an
-// object type: messages, messagesConnection) and whose selection they can plan has its
+// result differs: a root field whose type the encoders write (every Query or Mutation
+// field of an object type, or a list of them: messages, messagesConnection,
+// markMessageAction) and whose selection they can plan has its
 // result written by them, in its field middleware, which gqlgen's executor takes as the
 // field's answer (graphql.ResolveField accepts a graphql.Marshaler from the middleware
 // chain). Any other root field, and a root field selecting a field the encoders do not
 // write or deferring a fragment, is written by gqlgen's executor.
 type listQueries struct {
 	es *executableSchema
-	// query is the name of the schema's query type, the parent of the root fields.
-	query string
+	// query and mutation are the names of the schema's root types, the parents of the
+	// root fields ("" for no mutation type).
+	query, mutation string
 	// plans keeps the plans of operations whose selections do not depend on their
 	// variables (no @include or @skip on one takes a variable), by the parsed operation,
 	// which gqlgen's query cache hands out again for the same text. Each is charged its
@@ -43,7 +46,11 @@ var (
 // answered the operations it planned.
 func newListQueries(es *executableSchema, answered *atomic.Int64) listQueries {
 	plans := extension.NewByteLRU(planCacheBytes, func(op *ast.OperationDefinition, _ *listPlan) int { return 2 * extension.OperationBytes(op) })
-	return listQueries{es: es, query: es.Schema().Query.Name, plans: plans, answered: answered}
+	q := listQueries{es: es, query: es.Schema().Query.Name, plans: plans, answered: answered}
+	if m := es.Schema().Mutation; m != nil {
+		q.mutation = m.Name
+	}
+	return q
 }
 
 // ExtensionName names the extension in gqlgen's stats.
@@ -91,10 +98,12 @@ func variableDirectives(set ast.SelectionSet, fragments ast.FragmentDefinitionLi
 	return false
 }
 
-// listPlan is what a query selects of the results of its root fields the encoders
+// listPlan is what an operation selects of the results of its root fields the encoders
 // write, by alias; empty when there is none.
 type listPlan struct {
-	roots map[string]*listSelection
+	// mutation says the root fields are the mutation type's.
+	mutation bool
+	roots    map[string]*listSelection
 }
 
 type listPlanKey struct{}
@@ -105,7 +114,7 @@ type listRun struct {
 	ec   *executionContext
 }
 
-// InterceptOperation plans a query, for InterceptField.
+// InterceptOperation plans a query or a mutation, for InterceptField.
 func (q listQueries) InterceptOperation(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
 	oc := graphql.GetOperationContext(ctx)
 	if p := q.plan(oc); p != nil && len(p.roots) > 0 {
@@ -117,15 +126,20 @@ func (q listQueries) InterceptOperation(ctx context.Context, next graphql.Operat
 	return next(ctx)
 }
 
-// plan returns the plan of a query, or nil for any other operation.
+// plan returns the plan of a query or a mutation, or nil for a subscription.
 func (q listQueries) plan(oc *graphql.OperationContext) *listPlan {
-	if oc.Operation == nil || oc.Operation.Operation != ast.Query {
+	if oc.Operation == nil || oc.Operation.Operation != ast.Query && oc.Operation.Operation != ast.Mutation {
 		return nil
 	}
 	if p, ok := q.plans.Get(oc.Operation); ok {
 		return p
 	}
-	p := &listPlan{roots: listPlanQuery(oc, oc.Operation.SelectionSet)}
+	var p *listPlan
+	if oc.Operation.Operation == ast.Mutation {
+		p = &listPlan{mutation: true, roots: listPlanMutation(oc, oc.Operation.SelectionSet)}
+	} else {
+		p = &listPlan{roots: listPlanQuery(oc, oc.Operation.SelectionSet)}
+	}
 	if !variableDirectives(oc.Operation.SelectionSet, oc.Doc.Fragments, map[string]bool{}) {
 		q.plans.Add(oc.Operation, p)
 	}
@@ -142,30 +156,38 @@ func (q listQueries) InterceptField(ctx context.Context, next graphql.Resolver) 
 	}
 	fc := graphql.GetFieldContext(ctx)
 	sel, ok := run.plan.roots[fc.Field.Alias]
-	if !ok || fc.Object != q.query {
+	root := q.query
+	if run.plan.mutation {
+		root = q.mutation
+	}
+	if !ok || fc.Object != root {
 		return next(ctx)
 	}
 	res, err := next(ctx)
 	if err != nil || res == nil {
 		return res, err
 	}
-	if w := run.encode(ctx, fc.Field.Name, sel, res); w != nil {
+	if w := run.encode(ctx, run.plan.mutation, fc.Field.Name, sel, res); w != nil {
 		return w, nil
 	}
 	return res, nil
 }
 
-// encode writes res, the result of the root field named name, as sel selects it, or
-// returns nil when the encoders decline it. A panic declines too: gqlgen's executor
-// then meets it where it recovers from it.
-func (run *listRun) encode(ctx context.Context, name string, sel *listSelection, res any) (w *listWriter) {
+// encode writes res, the result of the root field named name (of the mutation type when
+// mutation is set), as sel selects it, or returns nil when the encoders decline it. A
+// panic declines too: gqlgen's executor then meets it where it recovers from it.
+func (run *listRun) encode(ctx context.Context, mutation bool, name string, sel *listSelection, res any) (w *listWriter) {
 	defer func() {
 		if recover() != nil {
 			w = nil
 		}
 	}()
 	w = &listWriter{b: make([]byte, 0, bufferSize(sel.written.Load()))}
-	if !run.ec.listQuery(ctx, w, name, sel, res) {
+	write := run.ec.listQuery
+	if mutation {
+		write = run.ec.listMutation
+	}
+	if !write(ctx, w, name, sel, res) {
 		return nil
 	}
 	sel.written.Store(int64(len(w.b)))

@@ -394,3 +394,77 @@ func BenchmarkListQuery(b *testing.B) {
 		}
 	}
 }
+
+// The mutations that answer with messages (a mark, a snooze, a state change) are written
+// by the same encoders, and answer as gqlgen's executor does: each random mutation runs
+// first through the executor, then again through the encoders, where the same change
+// leaves the message as it was, so both answer the same message.
+func TestListMutationsAreTheExecutors(t *testing.T) {
+	schema := graph.NewExecutableSchema(graph.Config{Resolvers: &graph.Resolver{}}).Schema()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		tn := dbtest.NewTenant(t, s, "encoders")
+		subs := listWorld(t, s, tn)
+		var targets []struct{ ID, SubscriberID string }
+		err := s.DB().Raw(`SELECT m.id, s.subscriber_id FROM messages m JOIN subscribers s ON s.id = m.subscriber_id
+			WHERE m.environment_id = ? ORDER BY m.id`, tn.Env.ID).Scan(&targets).Error
+		if err != nil || len(targets) == 0 {
+			t.Fatalf("%d messages with a subscriber: %v", len(targets), err)
+		}
+		var answered atomic.Int64
+		fast := serve(t, newHandler(s, discard, graph.CountingListQueries(defaults, &answered)), tn)
+		slow := serve(t, newHandler(s, discard, graph.ExecutorOnly(defaults)), tn)
+
+		const mutations = 150
+		for i := range mutations {
+			r := rand.New(rand.NewPCG(uint64(i), 11))
+			g := &queryGen{r: r, schema: schema, subs: subs}
+			target := targets[r.IntN(len(targets))]
+			subscriber := target.SubscriberID
+			if r.IntN(8) == 0 {
+				subscriber = subs[r.IntN(len(subs))] // most likely not the message's: not found
+			}
+			mutation := g.mutation(subscriber, target.ID)
+			for _, yes := range []bool{true, false} {
+				vars := map[string]any{"yes": yes, "no": !yes}
+				want, got := post(t, slow, mutation, vars), post(t, fast, mutation, vars)
+				if got.Status != want.Status || !sameAnswer(t, got.Body, want.Body) {
+					at := firstDifference(got.Body, want.Body)
+					t.Fatalf("mutation %d, $yes %v:\n%s\nstatus: encoders %d, executor %d; bodies differ at byte %d:\nencoders ...%s\nexecutor ...%s",
+						i, yes, mutation, got.Status, want.Status, at, around(got.Body, at), around(want.Body, at))
+				}
+			}
+		}
+		if n := answered.Load(); n < 2*mutations*4/5 {
+			t.Errorf("the encoders planned %d of %d mutations, want most", n, 2*mutations)
+		}
+	})
+}
+
+// mutation writes a random mutation of the message id of subscriber with a random
+// selection of the message.
+func (g *queryGen) mutation(subscriber, id string) string {
+	var root string
+	switch g.r.IntN(5) {
+	case 0, 1:
+		status, button := []string{"pending", "done"}[g.r.IntN(2)], []string{"primary", "secondary"}[g.r.IntN(2)]
+		payload := []string{"", `, payload: {k: [1, "<&>"]}`}[g.r.IntN(2)]
+		root = fmt.Sprintf("markMessageAction(subscriberId: %q, messageId: %q, type: %s, status: %s%s)", subscriber, id, button, status, payload)
+	case 2:
+		root = fmt.Sprintf("markMessages(subscriberId: %q, messageIds: [%q], seen: true)", subscriber, id)
+	case 3:
+		root = fmt.Sprintf("snoozeMessage(subscriberId: %q, messageId: %q, until: %q)", subscriber, id, "2999-01-02T03:04:05.678Z")
+	default:
+		root = fmt.Sprintf("unsnoozeMessage(subscriberId: %q, messageId: %q)", subscriber, id)
+	}
+	body := strings.Join(append([]string{"{ " + g.alias() + root + " " + g.selection("Message", 0) + " }"}, g.fragments...), "\n")
+	var declare []string
+	for _, v := range []string{"yes", "no"} {
+		if strings.Contains(body, "$"+v) {
+			declare = append(declare, "$"+v+": Boolean!")
+		}
+	}
+	if len(declare) == 0 {
+		return "mutation " + body
+	}
+	return "mutation(" + strings.Join(declare, ", ") + ") " + body
+}

@@ -39,21 +39,17 @@ func New() Plugin { return Plugin{} }
 // Name names the plugin in gqlgen's errors.
 func (Plugin) Name() string { return "listencoders" }
 
-// GenerateCode writes the encoders of the object types the Query fields return.
+// GenerateCode writes the encoders of the object types the Query and Mutation fields
+// return.
 func (Plugin) GenerateCode(data *codegen.Data) error {
 	if len(data.AllDirectives.LocationDirectives(string(ast.LocationField))) > 0 {
 		// The executor runs such directives on every field; the encoders would skip them.
 		return errors.New("directives on FIELD are not supported by the list encoders")
 	}
 	b := &builder{data: data, objects: map[string]*Object{}, values: map[string]*Value{}}
-	f := &File{Query: data.QueryRoot}
-	for _, field := range data.QueryRoot.Fields {
-		if field.IsReserved() || field.Stream {
-			continue
-		}
-		if v := b.value(field.TypeReference); v != nil && v.objectType() != nil {
-			f.Roots = append(f.Roots, &Root{Field: field, Value: v})
-		}
+	f := &File{Query: b.rootType("Query", data.QueryRoot)}
+	if data.MutationRoot != nil {
+		f.Mutation = b.rootType("Mutation", data.MutationRoot)
 	}
 	f.Objects, f.Values, f.Unwritten = b.objectList, b.valueList, b.unwritten
 	return templates.Render(templates.Options{
@@ -69,16 +65,49 @@ func (Plugin) GenerateCode(data *codegen.Data) error {
 
 // File is what the template writes.
 type File struct {
-	Query *codegen.Object
-	// Roots are the Query fields whose results the encoders write.
-	Roots   []*Root
-	Objects []*Object
-	Values  []*Value
+	Query *RootType
+	// Mutation is nil when the schema has no mutations.
+	Mutation *RootType
+	Objects  []*Object
+	Values   []*Value
 	// Unwritten names the fields of those objects left to gqlgen, and why.
 	Unwritten []string
 }
 
-// Root is a Query field whose result the encoders write.
+// RootTypes are the query type and, when there is one, the mutation type.
+func (f *File) RootTypes() []*RootType {
+	if f.Mutation == nil {
+		return []*RootType{f.Query}
+	}
+	return []*RootType{f.Query, f.Mutation}
+}
+
+// RootType is the query or the mutation type, and its fields whose results the encoders
+// write.
+type RootType struct {
+	*codegen.Object
+	// Role names the type's functions (listPlanQuery, listQuery; listPlanMutation,
+	// listMutation) whatever the schema calls it.
+	Role  string
+	Roots []*Root
+}
+
+// rootType returns the root type o in its role, with the fields the encoders write: those
+// whose results are objects, or lists of them.
+func (b *builder) rootType(role string, o *codegen.Object) *RootType {
+	t := &RootType{Object: o, Role: role}
+	for _, field := range o.Fields {
+		if field.IsReserved() || field.Stream {
+			continue
+		}
+		if v := b.value(field.TypeReference); v != nil && v.objectType() != nil {
+			t.Roots = append(t.Roots, &Root{Field: field, Value: v})
+		}
+	}
+	return t
+}
+
+// Root is a root field whose result the encoders write.
 type Root struct {
 	Field *codegen.Field
 	Value *Value
