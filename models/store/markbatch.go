@@ -159,9 +159,15 @@ func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a mo
 // readMarked sends the batch through tx, the batch's connection, and reads the record it
 // selects; nil when the UPDATE matched no message.
 func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models.MarkAction) (*markedRow, error) {
-	rows, err := tx.Raw(markBatchSQL,
-		string(a.Status), string(a.Type), a.Payload, a.MessageID, environmentID, environmentID, a.SubscriberID,
-		a.MessageID, environmentID, environmentID, a.SubscriberID).Rows()
+	// The text as the statement's SQL and its values as its vars, which is what Raw
+	// builds, without Raw's copy of the 2.5 KB text a byte at a time in search of the ?s
+	// (about 20 µs a mark): the driver finds them when it interpolates the values. Raw("")
+	// only gives the statement an instance of its own to write to.
+	stmt := tx.Raw("")
+	stmt.Statement.SQL.WriteString(markBatchSQL)
+	stmt.Statement.Vars = []any{string(a.Status), string(a.Type), a.Payload, a.MessageID, environmentID, environmentID, a.SubscriberID,
+		a.MessageID, environmentID, environmentID, a.SubscriberID}
+	rows, err := stmt.Rows()
 	if err != nil {
 		return nil, err
 	}
