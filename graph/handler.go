@@ -71,7 +71,8 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	// GraphQL over HTTP's statuses and media types, and GET caching.
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	srv.SetQueryCache(extension.NewDocumentCache(documentCacheBytes))
+	documents := extension.NewDocumentCache(documentCacheBytes)
+	srv.SetQueryCache(documents)
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.SetDisableSuggestion(!o.Suggestions)
 	for _, e := range o.Extensions {
@@ -81,7 +82,7 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 		srv.Use(gqlextension.Introspection{})
 	}
 	// The limits before persisted queries: only a document within them is registered.
-	srv.Use(extension.QueryLimits{Limits: o.Limits, Introspection: o.Introspection})
+	srv.Use(extension.QueryLimits{Limits: o.Limits, Introspection: o.Introspection, Parsed: documents})
 	srv.Use(gqlextension.AutomaticPersistedQuery{Cache: extension.NewPersistedQueryCache(persistedQueryCacheBytes)})
 	srv.Use(gqlextension.FixedComplexityLimit(o.Limits.Complexity))
 	// Last, so it wraps the execution itself: a mutation claims its idempotency key first.

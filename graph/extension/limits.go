@@ -58,6 +58,11 @@ type QueryLimits struct {
 	// Introspection admits __schema and __type; off, they are refused with
 	// INTROSPECTION_DISABLED.
 	Introspection bool
+	// Parsed is the handler's cache of parsed documents, or nil. A text it holds passed
+	// the text's limits before it was parsed and kept, so it is not scanned again: the
+	// scan was the largest allocation of a request repeating a known document (6 KB of
+	// a mark's 52).
+	Parsed graphql.Cache[*ast.QueryDocument]
 }
 
 var (
@@ -73,12 +78,17 @@ func (QueryLimits) Validate(graphql.ExecutableSchema) error { return nil }
 
 // MutateOperationParameters refuses query text over the limits before it is parsed,
 // validated or registered as a persisted query.
-func (l QueryLimits) MutateOperationParameters(_ context.Context, p *graphql.RawParams) *gqlerror.Error {
+func (l QueryLimits) MutateOperationParameters(ctx context.Context, p *graphql.RawParams) *gqlerror.Error {
 	if l.QueryBytes > 0 && len(p.Query) > l.QueryBytes {
 		return limitError("QUERY_TOO_LARGE", fmt.Sprintf("query is %d bytes, more than the limit of %d", len(p.Query), l.QueryBytes))
 	}
 	if p.Query == "" {
 		return nil
+	}
+	if l.Parsed != nil {
+		if _, ok := l.Parsed.Get(ctx, p.Query); ok {
+			return nil
+		}
 	}
 	return l.scan(p.Query)
 }

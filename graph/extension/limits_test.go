@@ -75,6 +75,33 @@ func TestQueryLimits(t *testing.T) {
 	}
 }
 
+// TestQueryLimitsScanTextsNotParsedYet: the text's limits are counted once per text, the
+// first time it comes, not again while the handler's document cache holds it parsed
+// (it passed them to get there); a text the cache does not hold is counted and refused.
+func TestQueryLimitsScanTextsNotParsedYet(t *testing.T) {
+	tight := Limits{Tokens: 10}
+	over := `{ messages { data { _id subject title } } }` // 11 tokens
+	cache := NewDocumentCache(1 << 20)
+	limits := QueryLimits{Limits: tight, Parsed: cache}
+	ctx := context.Background()
+	if err := limits.MutateOperationParameters(ctx, &graphql.RawParams{Query: over}); err == nil || err.Extensions["code"] != "TOKEN_LIMIT_EXCEEDED" {
+		t.Fatalf("a text not parsed yet: %v, want TOKEN_LIMIT_EXCEEDED", err)
+	}
+	// As if parsed under the limits it was kept with: it is not counted again.
+	cache.Add(ctx, over, &ast.QueryDocument{})
+	if err := limits.MutateOperationParameters(ctx, &graphql.RawParams{Query: over}); err != nil {
+		t.Errorf("a text the cache holds: %v, want it admitted without a count", err)
+	}
+	if err := limits.MutateOperationParameters(ctx, &graphql.RawParams{Query: over + " "}); err == nil {
+		t.Errorf("another text: admitted, want TOKEN_LIMIT_EXCEEDED")
+	}
+	// The size is checked whatever the cache holds.
+	small := QueryLimits{Limits: Limits{QueryBytes: 10}, Parsed: cache}
+	if err := small.MutateOperationParameters(ctx, &graphql.RawParams{Query: over}); err == nil || err.Extensions["code"] != "QUERY_TOO_LARGE" {
+		t.Errorf("a cached text over the size: %v, want QUERY_TOO_LARGE", err)
+	}
+}
+
 // introspectionDepth returns a valid query nested exactly depth levels deep (depth >= 4),
 // through introspection's ofType chain, the only part of the schema that nests freely.
 func introspectionDepth(depth int) string {
