@@ -36,13 +36,15 @@ import (
 // markReadSQL is the record as stored after the mark, with its subscriber's and its
 // template's versions for the record caches (recordcache.go), the columns in the order
 // joinedScan reads them. Its condition is the UPDATE's: no row means the UPDATE matched
-// none (missing, another subscriber's, another tenant's).
+// none (missing, another subscriber's, another tenant's). The UPDATE's subquery on the
+// subscriber is here the join that reads the subscriber's version, which must then
+// exist and be the named one: MariaDB optimizes and runs a subquery of its own for each
+// statement, a twentieth of its time in a mark.
 var markReadSQL = `SELECT ` + messageSelect + `, s.changed_at AS subscriber_version, t.changed_at AS template_version
 FROM messages
-LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id
+JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id AND s.subscriber_id = ?
 LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id
-WHERE messages.id = ? AND messages.environment_id = ?
-  AND messages.subscriber_id = (SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)`
+WHERE messages.id = ? AND messages.environment_id = ?`
 
 // markBatchUpdateSQL is markSQL naming the index that finds the row: its primary key.
 // Without the hint MariaDB plans a single-table UPDATE with its range optimizer, which
@@ -166,7 +168,7 @@ func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models
 	stmt := tx.Raw("")
 	stmt.Statement.SQL.WriteString(markBatchSQL)
 	stmt.Statement.Vars = []any{string(a.Status), string(a.Type), a.Payload, a.MessageID, environmentID, environmentID, a.SubscriberID,
-		a.MessageID, environmentID, environmentID, a.SubscriberID}
+		a.SubscriberID, a.MessageID, environmentID}
 	rows, err := stmt.Rows()
 	if err != nil {
 		return nil, err
