@@ -15,9 +15,11 @@ import (
 )
 
 // A mark on MySQL, outside a caller's transaction, takes two round trips instead of four:
-// the first sends START TRANSACTION, the UPDATE and the SELECT of the record as stored
-// after it as one text (MySQL's multi-statements), the second COMMIT. What the mark
-// promises stays:
+// the first sends the UPDATE and the SELECT of the record as stored after it as one text
+// (MySQL's multi-statements), the second COMMIT. The connections of these batches run
+// with autocommit off, so the UPDATE opens the transaction that COMMIT (or ROLLBACK)
+// ends, with no START TRANSACTION before it: MariaDB answers each statement of a text
+// with a write of its own, and the reader waits for each. What the mark promises stays:
 //   - all or nothing when the client goes away: COMMIT is sent only after the record was
 //     read back and only while the request is alive; if it ends while the batch waits for
 //     a row lock, the driver closes the connection and the server rolls the transaction
@@ -56,18 +58,24 @@ WHERE messages.id = ? AND messages.environment_id = ?`
 // the hint; without it the statement does the same, more slowly.
 var markBatchUpdateSQL = strings.Replace(markSQL, "UPDATE messages\n", "UPDATE messages FORCE INDEX (PRIMARY)\n", 1)
 
-// markBatchSQL is the first round trip of a batched mark.
-var markBatchSQL = "START TRANSACTION;\n" + markBatchUpdateSQL + ";\n" + markReadSQL
+// markBatchSQL is the first round trip of a batched mark: its UPDATE begins the
+// transaction (autocommit is off on the batches' connections).
+var markBatchSQL = markBatchUpdateSQL + ";\n" + markReadSQL
 
-// openBatchPool opens the pool of batched marks: the primary's DSN with multi-statements,
-// through the same failover over several hosts, at most half as many connections as the
-// primary's pool (marks are short).
+// openBatchPool opens the pool of batched marks: the primary's DSN with multi-statements
+// and autocommit off (every batch ends in COMMIT or ROLLBACK, or its connection is
+// closed), through the same failover over several hosts, at most half as many
+// connections as the primary's pool (marks are short).
 func openBatchPool(dsn string, retryAfter time.Duration, pool PoolOptions) (*sql.DB, error) {
 	cfg, err := mysqldriver.ParseDSN(dsn)
 	if err != nil {
 		return nil, err
 	}
 	cfg.MultiStatements = true
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["autocommit"] = "0"
 	dsn = cfg.FormatDSN()
 	var db *sql.DB
 	if c, ok := cluster.NewHostsConnector(dsn, retryAfter); ok {

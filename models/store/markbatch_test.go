@@ -27,11 +27,11 @@ func openCounted(t *testing.T, opts ...store.OpenOption) (*store.Store, *dbtest.
 	return s, relay
 }
 
-// TestMarkRoundTrips: on MySQL a mark is two round trips (the batch of START TRANSACTION,
-// UPDATE and SELECT; then COMMIT) once its subscriber and template are cached, where it
-// was four (BEGIN, UPDATE, SELECT, COMMIT), or six when they were not, and a mark of no
-// message two (the batch; ROLLBACK). A keyed mark, inside the caller's transaction,
-// takes the general path.
+// TestMarkRoundTrips: on MySQL a mark is two round trips (the batch of UPDATE and
+// SELECT; then COMMIT) once its subscriber and template are cached, where it was four
+// (BEGIN, UPDATE, SELECT, COMMIT), or six when they were not, and a mark of no message
+// two (the batch; ROLLBACK). A keyed mark, inside the caller's transaction, takes the
+// general path.
 func TestMarkRoundTrips(t *testing.T) {
 	s, relay := openCounted(t)
 	f := newMarkFixture(t, s)
