@@ -41,17 +41,7 @@ func TestListQueriesAreTheExecutors(t *testing.T) {
 			r := rand.New(rand.NewPCG(uint64(i), 7))
 			g := &queryGen{r: r, schema: schema, subs: subs}
 			query := g.operation()
-			// Twice, the second time with the variables flipped: a plan kept from the first
-			// must be used only where the variables do not change what is selected.
-			for _, yes := range []bool{true, false} {
-				vars := map[string]any{"yes": yes, "no": !yes}
-				want, got := post(t, slow, query, vars), post(t, fast, query, vars)
-				if got.Status != want.Status || !sameAnswer(t, got.Body, want.Body) {
-					at := firstDifference(got.Body, want.Body)
-					t.Fatalf("query %d, $yes %v:\n%s\nstatus: encoders %d, executor %d; bodies differ at byte %d:\nencoders ...%s\nexecutor ...%s",
-						i, yes, query, got.Status, want.Status, at, around(got.Body, at), around(want.Body, at))
-				}
-			}
+			sameAsExecutor(t, slow, fast, fmt.Sprintf("query %d", i), query)
 		}
 		if n := answered.Load(); n < 2*queries*4/5 {
 			t.Errorf("the encoders answered %d of %d queries, want most", n, 2*queries)
@@ -424,15 +414,7 @@ func TestListMutationsAreTheExecutors(t *testing.T) {
 				subscriber = subs[r.IntN(len(subs))] // most likely not the message's: not found
 			}
 			mutation := g.mutation(subscriber, target.ID)
-			for _, yes := range []bool{true, false} {
-				vars := map[string]any{"yes": yes, "no": !yes}
-				want, got := post(t, slow, mutation, vars), post(t, fast, mutation, vars)
-				if got.Status != want.Status || !sameAnswer(t, got.Body, want.Body) {
-					at := firstDifference(got.Body, want.Body)
-					t.Fatalf("mutation %d, $yes %v:\n%s\nstatus: encoders %d, executor %d; bodies differ at byte %d:\nencoders ...%s\nexecutor ...%s",
-						i, yes, mutation, got.Status, want.Status, at, around(got.Body, at), around(want.Body, at))
-				}
-			}
+			sameAsExecutor(t, slow, fast, fmt.Sprintf("mutation %d", i), mutation)
 		}
 		if n := answered.Load(); n < 2*mutations*4/5 {
 			t.Errorf("the encoders planned %d of %d mutations, want most", n, 2*mutations)
@@ -467,4 +449,21 @@ func (g *queryGen) mutation(subscriber, id string) string {
 		return "mutation " + body
 	}
 	return "mutation(" + strings.Join(declare, ", ") + ") " + body
+}
+
+// sameAsExecutor posts doc to the executor's endpoint (slow) and the encoders' (fast)
+// twice, the second time with the variables flipped (a plan kept from the first must be
+// used only where the variables do not change what is selected), and fails at the first
+// answer in which they differ.
+func sameAsExecutor(t *testing.T, slow, fast, what, doc string) {
+	t.Helper()
+	for _, yes := range []bool{true, false} {
+		vars := map[string]any{"yes": yes, "no": !yes}
+		want, got := post(t, slow, doc, vars), post(t, fast, doc, vars)
+		if got.Status != want.Status || !sameAnswer(t, got.Body, want.Body) {
+			at := firstDifference(got.Body, want.Body)
+			t.Fatalf("%s, $yes %v:\n%s\nstatus: encoders %d, executor %d; bodies differ at byte %d:\nencoders ...%s\nexecutor ...%s",
+				what, yes, doc, got.Status, want.Status, at, around(got.Body, at), around(want.Body, at))
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -432,28 +433,26 @@ func TestIdleEventStreamsHoldNoGoroutine(t *testing.T) {
 	}
 }
 
-// streamGoroutines returns the stacks of the goroutines serving an event stream of the
-// GraphQL transport in this process: its handler, or one of its drains.
-func streamGoroutines() []string {
-	buf := make([]byte, 16<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var held []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "graph/transport.EventStream.") || strings.Contains(g, "graph/transport.(*polledStream)") {
-			held = append(held, g)
-		}
-	}
-	return held
-}
-
 // socketGoroutines returns the stacks of the goroutines running the GraphQL WebSocket
 // transport's code in this process (the server under test runs in it), but its pinger.
 func socketGoroutines() []string {
+	return goroutinesRunning("graph/transport.(*socket)")
+}
+
+// streamGoroutines returns the stacks of the goroutines serving an event stream of the
+// GraphQL transport in this process: its handler, or one of its drains.
+func streamGoroutines() []string {
+	return goroutinesRunning("graph/transport.EventStream.", "graph/transport.(*polledStream)")
+}
+
+// goroutinesRunning returns the stacks of this process's goroutines with a frame that
+// contains one of the names.
+func goroutinesRunning(names ...string) []string {
 	buf := make([]byte, 16<<20)
 	buf = buf[:runtime.Stack(buf, true)]
 	var held []string
 	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "graph/transport.(*socket)") {
+		if slices.ContainsFunc(names, func(name string) bool { return strings.Contains(g, name) }) {
 			held = append(held, g)
 		}
 	}

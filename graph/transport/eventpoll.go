@@ -13,7 +13,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/nbhttp"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/models"
 )
@@ -52,7 +51,7 @@ type polledStream struct {
 // pollSubscription serves the subscription oc on the poller, having sent the stream's
 // first bytes through w; it reports false, having done nothing, when the stream cannot go
 // there (the caller then serves it on its goroutine).
-func (t EventStream) pollSubscription(ctx context.Context, w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext) bool {
+func (t EventStream) pollSubscription(ctx context.Context, s *eventStream, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext) bool {
 	engine, err := poller()
 	if err != nil || r.ProtoMajor != 1 {
 		return false
@@ -69,11 +68,12 @@ func (t EventStream) pollSubscription(ctx context.Context, w http.ResponseWriter
 		// subscription when the client leaves.
 		stop := context.AfterFunc(r.Context(), func() { cancel(nil) })
 		defer stop()
-		p.serveBlocking(w)
+		defer p.stopWatch()
+		s.relay(p.ctx, p.responses)
 		return true
 	}
 	p.queued = queued
-	conn, err := handOver(engine, w, p)
+	conn, err := handOver(engine, s.w, p)
 	if err != nil {
 		// The connection could not be taken over: closed, and the subscription with it.
 		p.close()
@@ -88,27 +88,6 @@ func (t EventStream) pollSubscription(ctx context.Context, w http.ResponseWriter
 	context.AfterFunc(p.ctx, p.ready)
 	p.ready() // what was queued before it was armed
 	return true
-}
-
-// serveBlocking writes the stream's results through w as they come, on the caller's
-// goroutine, until the subscription ends.
-func (p *polledStream) serveBlocking(w http.ResponseWriter) {
-	s := &eventStream{w: w, rc: http.NewResponseController(w)}
-	defer p.stopWatch()
-	for {
-		res := p.responses(p.ctx)
-		if cause := p.cause(); cause != nil {
-			s.next(encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}}))
-			break
-		}
-		if res == nil {
-			break
-		}
-		if !s.next(encodeResult(res)) {
-			return
-		}
-	}
-	s.complete()
 }
 
 // polledConn is a connection handed over to the poller.
@@ -183,14 +162,6 @@ func (p *polledStream) drain() {
 	}
 }
 
-// cause is why the subscription was ended other than by its client's leaving, or nil.
-func (p *polledStream) cause() error {
-	if cause := context.Cause(p.ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-		return cause
-	}
-	return nil
-}
-
 // eventNext is the event of one result.
 func eventNext(data []byte) []byte {
 	b := make([]byte, 0, len(data)+20)
@@ -231,8 +202,8 @@ func (p *polledStream) ping() {
 // client's leaving, the complete event and the response's last chunk, and closes the
 // connection.
 func (p *polledStream) end() {
-	if cause := p.cause(); cause != nil {
-		p.write(eventNext(encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}})))
+	if cause := endCause(p.ctx); cause != nil {
+		p.write(eventNext(causeResult(cause)))
 	}
 	p.write([]byte("event: complete\n\n"))
 	p.mu.Lock()

@@ -3,7 +3,6 @@ package transport
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
@@ -98,7 +97,7 @@ func (t EventStream) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 		return
 	}
 	if oc.Operation.Operation == ast.Subscription {
-		if !t.pollSubscription(ctx, w, r, exec, oc) {
+		if !t.pollSubscription(ctx, s, r, exec, oc) {
 			t.subscription(ctx, s, exec, oc)
 		}
 		return
@@ -136,12 +135,18 @@ func (t EventStream) subscription(ctx context.Context, s *eventStream, exec grap
 	stop := t.gate.Watch(ctx, func(err error) { cancel(err) })
 	defer stop()
 	responses, ctx := exec.DispatchOperation(models.WithBudget(ctx, nil), oc)
+	s.relay(ctx, responses)
+}
+
+// relay writes a subscription's results as they come, on the caller's goroutine, until
+// its stream ends, its client leaves, or its context ends for a reason (endCause): then
+// a last event carries the reason as an error.
+func (s *eventStream) relay(ctx context.Context, responses graphql.ResponseHandler) {
 	for {
 		res := responses(ctx)
-		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-			s.next(encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}}))
-			s.complete()
-			return
+		if cause := endCause(ctx); cause != nil {
+			s.next(causeResult(cause))
+			break
 		}
 		if res == nil {
 			break
@@ -151,6 +156,20 @@ func (t EventStream) subscription(ctx context.Context, s *eventStream, exec grap
 		}
 	}
 	s.complete()
+}
+
+// endCause is why a subscription's context was ended other than by its client's leaving
+// or its own end (a revoked or expired credential), or nil.
+func endCause(ctx context.Context) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return nil
+}
+
+// causeResult is the last result of a subscription ended for cause.
+func causeResult(cause error) []byte {
+	return encodeResult(&graphql.Response{Errors: gqlerror.List{presentCoded(cause)}})
 }
 
 // eventStream writes one stream's events, each flushed at once.
@@ -164,7 +183,7 @@ type eventStream struct {
 
 // next writes a result; false when the client is gone.
 func (s *eventStream) next(data []byte) bool {
-	return s.write(fmt.Sprintf("event: next\ndata: %s\n\n", data))
+	return s.write(string(eventNext(data)))
 }
 
 // complete ends the stream.
