@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/lesismal/nbio"
@@ -41,10 +40,12 @@ type polledStream struct {
 	armed     atomic.Bool
 	taking    atomic.Bool
 
-	mu        sync.Mutex
-	conn      *nbio.Conn
-	keepAlive *time.Timer
-	ended     bool // the last chunk was written, or the connection closed
+	mu   sync.Mutex
+	conn *nbio.Conn
+	// pingSlot is the stream's slot in streamPings, once registered (pinged).
+	pingSlot int
+	pinged   bool
+	ended    bool // the last chunk was written, or the connection closed
 	closed    bool // the subscription ended and what watched it stopped
 }
 
@@ -52,7 +53,7 @@ type polledStream struct {
 // first bytes through w; it reports false, having done nothing, when the stream cannot go
 // there (the caller then serves it on its goroutine).
 func (t EventStream) pollSubscription(ctx context.Context, s *eventStream, r *http.Request, exec graphql.GraphExecutor, oc *graphql.OperationContext) bool {
-	engine, err := poller()
+	pl, err := poller()
 	if err != nil || r.ProtoMajor != 1 {
 		return false
 	}
@@ -73,7 +74,7 @@ func (t EventStream) pollSubscription(ctx context.Context, s *eventStream, r *ht
 		return true
 	}
 	p.queued = queued
-	conn, err := handOver(engine, s.w, p)
+	conn, err := handOver(pl.engine, s.w, p)
 	if err != nil {
 		// The connection could not be taken over: closed, and the subscription with it.
 		p.close()
@@ -81,7 +82,9 @@ func (t EventStream) pollSubscription(ctx context.Context, s *eventStream, r *ht
 	}
 	p.mu.Lock()
 	p.conn, p.release = conn.nbc, conn.release
-	p.keepAlive = time.AfterFunc(eventStreamKeepAlive, p.ping)
+	if !p.closed {
+		p.pingSlot, p.pinged = streamPings().add(p, relayOf(conn.nbc)), true
+	}
 	p.mu.Unlock()
 	p.armed.Store(true)
 	// Its end (the client's leaving, a revoked credential) is written by a drain too.
@@ -170,11 +173,12 @@ func eventNext(data []byte) []byte {
 	return append(b, "\n\n"...)
 }
 
-// write sends text as one chunk of the response.
+// write sends text as one chunk of the response. A connection that takes no more is
+// closed, once the stream's lock is released: the poller calls CloseAndClean as it closes.
 func (p *polledStream) write(text []byte) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.ended || p.conn == nil {
+		p.mu.Unlock()
 		return
 	}
 	chunk := make([]byte, 0, len(text)+12)
@@ -182,21 +186,25 @@ func (p *polledStream) write(text []byte) {
 	chunk = append(chunk, "\r\n"...)
 	chunk = append(chunk, text...)
 	chunk = append(chunk, "\r\n"...)
-	if _, err := p.conn.Write(chunk); err != nil {
+	conn := p.conn
+	_, err := conn.Write(chunk)
+	if err != nil {
 		p.ended = true
-		_ = p.conn.Close()
+	}
+	p.mu.Unlock()
+	if err != nil {
+		_ = conn.Close()
 	}
 }
 
-// ping writes the keep-alive comment and schedules the next.
-func (p *polledStream) ping() {
-	p.write([]byte(": ping\n\n"))
-	p.mu.Lock()
-	if !p.ended && p.keepAlive != nil {
-		p.keepAlive.Reset(eventStreamKeepAlive)
-	}
-	p.mu.Unlock()
-}
+// streamPings pings the polled event streams every eventStreamKeepAlive.
+var streamPings = sync.OnceValue(func() *pinger { return newPinger(eventStreamKeepAlive) })
+
+// keepAliveComment is the comment an idle stream gets every eventStreamKeepAlive.
+var keepAliveComment = []byte(": ping\n\n")
+
+// ping writes the keep-alive comment; streamPings calls it.
+func (p *polledStream) ping() { p.write(keepAliveComment) }
 
 // end writes the reason the subscription was ended for, when it was not its end or the
 // client's leaving, the complete event and the response's last chunk, and closes the
@@ -228,12 +236,13 @@ func (p *polledStream) close() {
 		return
 	}
 	p.ended, p.closed = true, true
-	if p.keepAlive != nil {
-		p.keepAlive.Stop()
-	}
+	pinged, slot := p.pinged, p.pingSlot
 	release := p.release
 	p.release = nil
 	p.mu.Unlock()
+	if pinged {
+		streamPings().remove(p, slot)
+	}
 	p.cancel(nil)
 	p.stopWatch()
 	if release != nil {

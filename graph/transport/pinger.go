@@ -5,20 +5,27 @@ import (
 	"time"
 )
 
-// pinger pings a transport's acknowledged sockets every interval from one goroutine, the
-// sockets spread over the interval's slots (a timing wheel): a tick visits one slot and
-// pings its sockets in turn. Against a timer per socket, it starts no goroutine per ping
-// and holds a map entry, not a timer, per socket. Its goroutine runs while sockets are
-// registered.
+// pinger pings a transport's connections (acknowledged sockets, event streams) every
+// interval, the connections spread over the interval's slots (a timing wheel): a tick
+// visits one slot and pings its connections in turn, those the poller reads on the
+// poller goroutine that reads them (relay), the others on the pinger's. Against a timer
+// a connection, it starts no goroutine a ping and holds a map entry, not a timer, a
+// connection. Its goroutine runs while connections are registered.
 type pinger struct {
 	tick time.Duration
 
 	mu      sync.Mutex
-	slots   []map[*socket]struct{}
-	next    int // the slot the next tick visits
+	slots   []map[pingable]*relay // each connection, with the relay of its poller or nil
+	next    int                   // the slot the next tick visits
 	count   int
 	running bool
-	due     []*socket // the visited slot's sockets, reused
+	due     []pingable // the visited slot's connections not on the poller, reused
+}
+
+// pingable is a connection the pinger pings.
+type pingable interface {
+	// ping writes the keep-alive; it must not block (it may run on the poller).
+	ping()
 }
 
 // pingSlot is about how long one slot of the wheel spans: the sockets of a slot are
@@ -33,21 +40,21 @@ const (
 // newPinger returns the pinger of sockets pinged every interval.
 func newPinger(interval time.Duration) *pinger {
 	n := min(max(int(interval/pingSlot), 1), maxPingSlots)
-	p := &pinger{tick: interval / time.Duration(n), slots: make([]map[*socket]struct{}, n)}
+	p := &pinger{tick: interval / time.Duration(n), slots: make([]map[pingable]*relay, n)}
 	for i := range p.slots {
-		p.slots[i] = map[*socket]struct{}{}
+		p.slots[i] = map[pingable]*relay{}
 	}
 	return p
 }
 
-// add registers s; its first ping comes a full interval later. It returns the slot,
-// which remove takes.
-func (p *pinger) add(s *socket) int {
+// add registers s, which the poller goroutine of r reads (nil: none); its first ping
+// comes a full interval later. It returns the slot, which remove takes.
+func (p *pinger) add(s pingable, r *relay) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	// The slot visited last: its next visit is the whole wheel away.
 	slot := (p.next + len(p.slots) - 1) % len(p.slots)
-	p.slots[slot][s] = struct{}{}
+	p.slots[slot][s] = r
 	p.count++
 	if !p.running {
 		p.running = true
@@ -57,7 +64,7 @@ func (p *pinger) add(s *socket) int {
 }
 
 // remove unregisters s, registered in slot.
-func (p *pinger) remove(s *socket, slot int) {
+func (p *pinger) remove(s pingable, slot int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if _, ok := p.slots[slot][s]; ok {
@@ -78,17 +85,33 @@ func (p *pinger) run() {
 			return
 		}
 		due := p.due[:0]
-		for s := range p.slots[p.next] {
-			due = append(due, s)
+		var relayed map[*relay][]pingable
+		for s, r := range p.slots[p.next] {
+			if r == nil {
+				due = append(due, s)
+				continue
+			}
+			if relayed == nil {
+				relayed = map[*relay][]pingable{}
+			}
+			relayed[r] = append(relayed[r], s)
 		}
 		p.next = (p.next + 1) % len(p.slots)
 		p.mu.Unlock()
-		for _, s := range due {
-			s.ping()
+		for r, batch := range relayed {
+			r.run(func() { pingAll(batch) })
 		}
+		pingAll(due)
 		clear(due)
 		p.mu.Lock()
 		p.due = due
 		p.mu.Unlock()
+	}
+}
+
+// pingAll pings each of batch in turn.
+func pingAll(batch []pingable) {
+	for _, s := range batch {
+		s.ping()
 	}
 }

@@ -2,13 +2,17 @@ package transport
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/lesismal/nbio"
 	"github.com/lesismal/nbio/logging"
 	"github.com/lesismal/nbio/nbhttp"
 )
@@ -31,10 +35,16 @@ const pollerReadLimit = 1 << 20
 // socket is closed rather than holding the server's memory.
 const pollerWriteBuffer = 4 << 20
 
-// poller is the process's one poller, started with the first WebSocket transport (so
+// polling is the process's one poller, started with the first transport that uses it (so
 // its fixed cost is paid at start, not by the first socket): like the runtime's own
 // network poller it serves every listener, and it lives as long as the process.
-var poller = sync.OnceValues(func() (*nbhttp.Engine, error) {
+type polling struct {
+	engine *nbhttp.Engine
+	// relays run work on the poller's goroutines, one for each (relay).
+	relays []*relay
+}
+
+var poller = sync.OnceValues(func() (*polling, error) {
 	logging.SetLogger(pollerLog{})
 	e := nbhttp.NewEngine(nbhttp.Config{
 		Name:                    "websocket",
@@ -54,8 +64,122 @@ var poller = sync.OnceValues(func() (*nbhttp.Engine, error) {
 	if err := e.Start(); err != nil {
 		return nil, fmt.Errorf("websocket poller: %w", err)
 	}
-	return e, nil
+	relays, err := newRelays(e)
+	if err != nil {
+		e.Stop()
+		return nil, fmt.Errorf("websocket poller: %w", err)
+	}
+	return &polling{engine: e, relays: relays}, nil
 })
+
+// relayOf is the relay into the poller goroutine that reads conn, nil when the poller
+// does not read it.
+func relayOf(conn net.Conn) *relay {
+	nbc, ok := conn.(*nbio.Conn)
+	if !ok {
+		return nil
+	}
+	p, err := poller()
+	if err != nil {
+		return nil
+	}
+	return p.relays[nbc.Hash()%len(p.relays)]
+}
+
+// A relay runs functions on one of the poller's goroutines, the one that reads the
+// connections it is the relay of. The keep-alive pings go through it: written on the
+// goroutine that reads their answers, in one batch, the pongs gather while it writes and
+// are read in a few of its wakes, where a pinger of its own woke it for one or two pongs
+// at a time, and the runtime with it (at 10,000 idle sockets, a few hundred wakes every
+// few seconds: most of the process's idle CPU).
+//
+// It is one end of a socket pair that the poller reads: run queues the function and, when
+// the queue was empty, writes a byte to the other end; the poller, reading it, runs what
+// is queued.
+type relay struct {
+	wake int // the end written to, non-blocking
+
+	mu   sync.Mutex
+	jobs []func()
+}
+
+// relayWake is the byte that wakes a relay's poller.
+var relayWake = []byte{1}
+
+// newRelays returns one relay for each poller goroutine of e. The poller of a connection
+// is its descriptor modulo their number, so socket pairs are made until each has one.
+func newRelays(e *nbhttp.Engine) ([]*relay, error) {
+	n := e.NPoller
+	relays := make([]*relay, n)
+	var spare []int // descriptors that landed on a poller already served, closed at the end
+	defer func() {
+		for _, fd := range spare {
+			_ = syscall.Close(fd)
+		}
+	}()
+	for filled, tries := 0, 0; filled < n; tries++ {
+		if tries == 4*n+4 {
+			return nil, errors.New("no relay for every poller goroutine")
+		}
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("relay: %w", err)
+		}
+		f := os.NewFile(uintptr(fds[0]), "relay")
+		conn, err := net.FileConn(f) // a duplicate of the descriptor
+		_ = f.Close()
+		if err != nil {
+			_ = syscall.Close(fds[1])
+			return nil, fmt.Errorf("relay: %w", err)
+		}
+		nbc, err := nbio.NBConn(conn) // another, conn closed
+		if err != nil {
+			_ = syscall.Close(fds[1])
+			return nil, fmt.Errorf("relay: %w", err)
+		}
+		k := nbc.Hash() % n
+		if relays[k] != nil {
+			spare = append(spare, nbc.Hash(), fds[1])
+			continue
+		}
+		r := &relay{wake: fds[1]}
+		nbc.OnData(func(*nbio.Conn, []byte) { r.drain() })
+		if _, err := e.AddConn(nbc); err != nil {
+			_ = syscall.Close(fds[1])
+			return nil, fmt.Errorf("relay: %w", err)
+		}
+		relays[k] = r
+		filled++
+	}
+	return relays, nil
+}
+
+// run has f called on the relay's poller goroutine, after what was queued before it.
+// f must not block: the poller reads every connection of its goroutine.
+func (r *relay) run(f func()) {
+	r.mu.Lock()
+	first := len(r.jobs) == 0
+	r.jobs = append(r.jobs, f)
+	r.mu.Unlock()
+	if !first {
+		return
+	}
+	if _, err := syscall.Write(r.wake, relayWake); err != nil && !errors.Is(err, syscall.EAGAIN) {
+		// Cannot happen while the process runs; the work is done here rather than lost.
+		r.drain()
+	}
+}
+
+// drain runs what is queued; the poller calls it when the wake arrives.
+func (r *relay) drain() {
+	r.mu.Lock()
+	jobs := r.jobs
+	r.jobs = nil
+	r.mu.Unlock()
+	for _, f := range jobs {
+		f()
+	}
+}
 
 // pollerLog sends the poller's own warnings and errors to the process's log; its
 // informational lines (engine started) are dropped.

@@ -149,14 +149,14 @@ func (WebSocket) Supports(r *http.Request) bool {
 
 // Do upgrades the request and hands the socket over to the poller.
 func (t WebSocket) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
-	engine, err := poller()
+	pl, err := poller()
 	if err != nil {
 		http.Error(w, "WebSockets are unavailable on this instance: retry, or use the event stream", http.StatusServiceUnavailable)
 		return
 	}
 	s := newSocket(t, exec, r)
 	u := *t.upgrader
-	u.Engine = engine
+	u.Engine = pl.engine
 	s.handlers(&u)
 	h := &handover{ResponseWriter: w}
 	ws, err := u.UpgradeAndTransferConnToPoller(h, r, nil)

@@ -334,7 +334,7 @@ func (s *socket) init(payload json.RawMessage) {
 	}
 	s.caller, s.stopWatch = ctx, stop
 	if s.t.pings != nil {
-		s.pingSlot, s.pinged = s.t.pings.add(s), true
+		s.pingSlot, s.pinged = s.t.pings.add(s, relayOf(s.ws.Conn)), true
 	}
 	s.mu.Unlock()
 	s.send(appendMessage(nil, "connection_ack", "", nil))
