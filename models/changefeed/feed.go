@@ -21,8 +21,14 @@ import (
 
 // Options tune the feed; zero values take the defaults.
 type Options struct {
-	// Interval is how often the feed polls: the floor of an event's latency.
+	// Interval is how often the feed polls while messages change: the floor of an event's
+	// latency.
 	Interval time.Duration
+	// RestInterval is how often it polls once nothing changed for restAfter, until a
+	// poll finds a change or this process writes messages (store.Store.Wrote), which
+	// wakes it at once: the first change another process makes after a quiet spell waits
+	// up to RestInterval, the rest Interval. At most Interval: it does not rest.
+	RestInterval time.Duration
 	// Lookback is how far behind the newest change each poll reads again, so a row whose
 	// transaction commits up to Lookback after its write is still seen. A writer whose
 	// transactions run longer registers a hold (store.Store.HoldChanges), as import does.
@@ -43,16 +49,27 @@ type Options struct {
 
 // Defaults of Options.
 const (
-	DefaultInterval    = 100 * time.Millisecond
-	DefaultLookback    = 2 * time.Second
+	DefaultInterval     = 100 * time.Millisecond
+	DefaultRestInterval = 500 * time.Millisecond
+	DefaultLookback     = 2 * time.Second
 	DefaultBatch       = 1000
 	DefaultBuffer      = 1000
 	DefaultSlowTimeout = 10 * time.Second
 )
 
-// holdEvery is how many polls pass between reads of change_holds: a hold is registered
-// before its writer's first row, and read again well within Lookback.
-const holdEvery = 5
+// holdEvery is how many polls pass between reads of change_holds, and holdsWithin how
+// much of Lookback at most: a hold is registered before its writer's first row, and read
+// again well within Lookback.
+const (
+	holdEvery   = 5
+	holdsWithin = 2 // of Lookback: half
+)
+
+// restAfter is how long the feed polls every Interval after the last change it saw (or
+// this process's last write) before it rests, polling every RestInterval. An idle
+// instance's polls cost it more CPU than anything else it does while clients only wait
+// (BENCHMARKS.md, "Idle subscriptions"): each wakes the runtime's threads.
+const restAfter = 2 * time.Second
 
 // Feed is one instance's poller and the subscriptions it serves.
 type Feed struct {
@@ -70,6 +87,10 @@ type Feed struct {
 	seen  map[models.ChangeKey]time.Time // changes delivered, by key, pruned past the window
 	hold  time.Time                      // start of the oldest hold, zero when none
 	polls int
+	// holdsRead is when the holds were read last, by the machine's clock; busy when a
+	// poll last found a change, or this process wrote.
+	holdsRead time.Time
+	busy      time.Time
 	// The database's clock stamps the rows; the feed keeps it as an offset from the
 	// machine's, read again with the holds. lastPoll is when, by the database's clock,
 	// the last successful poll began: the next one reads from Lookback before it.
@@ -94,6 +115,10 @@ func New(st *store.Store, o Options) *Feed {
 	if o.Interval <= 0 {
 		o.Interval = DefaultInterval
 	}
+	if o.RestInterval <= 0 {
+		o.RestInterval = DefaultRestInterval
+	}
+	o.RestInterval = max(o.RestInterval, o.Interval)
 	if o.Lookback <= 0 {
 		o.Lookback = DefaultLookback
 	}
@@ -148,17 +173,41 @@ func (f *Feed) Run(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+	t.Stop()
+	f.busy = time.Now()
+	next := time.NewTimer(f.o.Interval)
+	defer next.Stop()
+	wrote := f.store.Wrote()
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-t.C:
+		case <-next.C:
+		case <-wrote:
+			// Resting, it reads now; polling every Interval, at its next tick.
+			rested := f.resting()
+			f.busy = time.Now()
+			if !rested {
+				continue
+			}
+			next.Stop()
 		}
 		if err := f.poll(ctx); err != nil && ctx.Err() == nil {
 			f.stats.PollErrors.Add(1)
 			f.o.Logger.Warn("change feed: poll failed, retrying", "err", err)
 		}
+		if f.resting() {
+			next.Reset(f.o.RestInterval)
+		} else {
+			next.Reset(f.o.Interval)
+		}
 	}
+}
+
+// resting reports whether the feed polls every RestInterval: nothing changed for
+// restAfter.
+func (f *Feed) resting() bool {
+	return f.o.RestInterval > f.o.Interval && time.Since(f.busy) >= restAfter
 }
 
 // Started is closed once the feed knows where it starts: changes committed after that
@@ -210,7 +259,7 @@ func (f *Feed) readHolds(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	f.hold = hold
+	f.hold, f.holdsRead = hold, before
 	f.offset = now.Sub(before.Add(time.Since(before) / 2))
 	return nil
 }
@@ -236,7 +285,7 @@ func (f *Feed) from() time.Time {
 // them in changed_at order.
 func (f *Feed) poll(ctx context.Context) error {
 	f.stats.Polls.Add(1)
-	if f.polls++; f.polls%holdEvery == 0 {
+	if f.polls++; f.polls%holdEvery == 0 || time.Since(f.holdsRead) >= f.o.Lookback/holdsWithin {
 		if err := f.readHolds(ctx); err != nil {
 			return err
 		}
@@ -255,6 +304,9 @@ func (f *Feed) poll(ctx context.Context) error {
 			if _, ok := f.seen[p.Key()]; !ok {
 				fresh = append(fresh, p.ID)
 			}
+		}
+		if len(fresh) > 0 {
+			f.busy = time.Now()
 		}
 		if err := f.load(ctx, fresh); err != nil {
 			return err

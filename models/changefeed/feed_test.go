@@ -367,13 +367,58 @@ func TestFeedIdleAfterBurst(t *testing.T) {
 	})
 }
 
+// A quiet feed rests: it polls every RestInterval, not every Interval, until this
+// process writes (which wakes it at once) or a poll finds another writer's change.
+func TestFeedRestsWhileQuiet(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		const rest = 5 * time.Second
+		w := newWorld(t, s, changefeed.Options{Interval: 10 * time.Millisecond, RestInterval: rest})
+		all := w.subscribe(t, nil, nil)
+		id := w.insertRaw(t, w.alice, nil)
+		next(t, all)
+
+		// Resting: at most one poll in a second and a half, where Interval makes 150.
+		resting := func() {
+			t.Helper()
+			time.Sleep(2*time.Second + 200*time.Millisecond)
+			polls := w.feed.Stats().Polls.Load()
+			time.Sleep(1500 * time.Millisecond)
+			if n := w.feed.Stats().Polls.Load() - polls; n > 1 {
+				t.Fatalf("%d polls in 1.5 s of rest every %s", n, rest)
+			}
+		}
+		resting()
+		// A write of this process wakes it: the event comes well before the next rest poll,
+		// and it polls every Interval again.
+		began := time.Now()
+		w.mark(t, w.alice, id, models.ActionDone)
+		if e := nextWithin(t, all, rest/2); e.Change.Message.ID != id {
+			t.Fatalf("after a mark: %+v", e.Change)
+		}
+		polls := w.feed.Stats().Polls.Load()
+		time.Sleep(time.Second)
+		if n := w.feed.Stats().Polls.Load() - polls; n < 5 {
+			t.Fatalf("%d polls in the second after a write (%s after it)", n, time.Since(began))
+		}
+
+		// Another program's write is seen by the rest polls.
+		resting()
+		raw := w.insertRaw(t, w.bob, nil)
+		if e := nextWithin(t, all, 2*rest); e.Change.Message.ID != raw {
+			t.Fatalf("another writer's row: %+v", e.Change)
+		}
+	})
+}
+
 // The feed's database work does not grow with its subscriptions: the same statements
 // per poll with none and with a thousand.
 func TestFeedPollCostIndependentOfSubscriptions(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		log := dbtest.RecordStatements(t, s)
-		w := newWorld(t, s, changefeed.Options{})
+		// Polling every Interval throughout, with no rest, for a count per poll.
+		w := newWorld(t, s, changefeed.Options{RestInterval: 10 * time.Millisecond})
 		perPoll := func() float64 {
 			time.Sleep(50 * time.Millisecond)
 			log.Take()

@@ -58,6 +58,7 @@ func (s *Store) WriteBatch(ctx context.Context, b Batch, c Conflict) error {
 			return cluster.NoteConflict(ctx, err)
 		}
 	}
+	s.noteWrite()
 	return nil
 }
 

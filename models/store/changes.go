@@ -38,6 +38,21 @@ func (s *Store) LatestChange(ctx context.Context) (models.Position, error) {
 	return models.Position{At: rows[0].ChangedAt.Time, ID: rows[0].ID}, nil
 }
 
+// Wrote is signalled when this process has written messages (a mark, a change of state,
+// snoozes ended, a batch of rows), as the write returns: the change feed of this
+// process, resting between slower polls while nothing changes, reads at once. It is a
+// hint, not a delivery: a write inside a caller's transaction signals before its commit,
+// and writes of other processes are not signalled at all; the feed's polls see them all.
+func (s *Store) Wrote() <-chan struct{} { return s.wrote }
+
+// noteWrite signals Wrote.
+func (s *Store) noteWrite() {
+	select {
+	case s.wrote <- struct{}{}:
+	default:
+	}
+}
+
 // ChangedSince returns up to limit positions of every environment at or after from, and
 // strictly after after when it is set, in changed_at order: the feed's one poll query.
 // It reads only the messages_changed index (changed_at, id).

@@ -48,6 +48,8 @@ type Store struct {
 	replicas *replicaSet
 	// gormLog is the logger of every handle the store opens (see WithLogger).
 	gormLog *gormLogger
+	// wrote is signalled, without waiting, when this process writes messages (Wrote).
+	wrote chan struct{}
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -77,7 +79,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// the clock fixes every timestamp.
 	s := &Store{dialect: dialect, o: o, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache(),
-		gormLog: newGormLogger(o)}
+		gormLog: newGormLogger(o), wrote: make(chan struct{}, 1)}
 	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
 		return nil, openError(err, databaseURL)

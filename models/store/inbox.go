@@ -21,6 +21,7 @@ const stateBatch = 500
 // batches, each its own transaction, so one that fails midway has changed a prefix and
 // is completed by running it again.
 func (s *Store) ChangeState(ctx context.Context, environmentID string, t models.StateTarget, c models.StateChange) (*models.StateChanged, error) {
+	defer s.noteWrite()
 	set, args := stateSet(c, models.NewTime(s.Now()))
 	if len(t.MessageIDs) > 0 {
 		return s.changeNamed(ctx, environmentID, t, set, args, c)
@@ -205,6 +206,9 @@ func (s *Store) WakeSnoozed(ctx context.Context) (int, error) {
 		})
 		if err != nil {
 			return woken, err
+		}
+		if n > 0 {
+			s.noteWrite()
 		}
 		woken += int(n)
 	}

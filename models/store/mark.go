@@ -78,5 +78,6 @@ func (s *Store) MarkMessageAction(ctx context.Context, environmentID string, a m
 	if err != nil {
 		return nil, err
 	}
+	s.noteWrite()
 	return msg, nil
 }

@@ -102,6 +102,7 @@ func (s *Store) markBatched(ctx context.Context, environmentID string, a models.
 	if err != nil {
 		return nil, err
 	}
+	s.noteWrite()
 	if s.replicas != nil {
 		// The caller's next lists read from the primary, as after a write through GORM.
 		s.replicas.noteCallerWrite(ctx)
