@@ -46,7 +46,7 @@ type polledStream struct {
 	pingSlot int
 	pinged   bool
 	ended    bool // the last chunk was written, or the connection closed
-	closed    bool // the subscription ended and what watched it stopped
+	closed   bool // the subscription ended and what watched it stopped
 }
 
 // pollSubscription serves the subscription oc on the poller, having sent the stream's

@@ -52,9 +52,9 @@ const (
 	DefaultInterval     = 100 * time.Millisecond
 	DefaultRestInterval = 500 * time.Millisecond
 	DefaultLookback     = 2 * time.Second
-	DefaultBatch       = 1000
-	DefaultBuffer      = 1000
-	DefaultSlowTimeout = 10 * time.Second
+	DefaultBatch        = 1000
+	DefaultBuffer       = 1000
+	DefaultSlowTimeout  = 10 * time.Second
 )
 
 // holdEvery is how many polls pass between reads of change_holds, and holdsWithin how
