@@ -33,8 +33,16 @@ type Watch struct {
 	logger   *slog.Logger
 
 	mu      sync.Mutex
-	byKey   map[string]map[*watcher]struct{} // by API key id: the credential or a session's issuer
+	byKey   map[string]*doors // by API key id: the credential or a session's issuer
 	running bool
+}
+
+// doors are the open doors of one API key, and when the first of their sessions expires
+// (zero when none does): a check looks at each door only when its key was revoked or
+// that time has come, not at every door every interval.
+type doors struct {
+	open    map[*watcher]struct{}
+	soonest time.Time
 }
 
 // watcher is one open door.
@@ -57,7 +65,7 @@ func NewWatch(keys KeyChecker, now func() time.Time, interval time.Duration, log
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Watch{keys: keys, now: now, interval: interval, logger: logger, byKey: map[string]map[*watcher]struct{}{}}
+	return &Watch{keys: keys, now: now, interval: interval, logger: logger, byKey: map[string]*doors{}}
 }
 
 // Add watches caller's credential and calls end, once, when it fails; stop unregisters.
@@ -69,10 +77,13 @@ func (w *Watch) Add(caller models.Caller, end func(error)) (stop func()) {
 	w.mu.Lock()
 	set := w.byKey[m.key]
 	if set == nil {
-		set = map[*watcher]struct{}{}
+		set = &doors{open: map[*watcher]struct{}{}}
 		w.byKey[m.key] = set
 	}
-	set[m] = struct{}{}
+	set.open[m] = struct{}{}
+	if !m.expires.IsZero() && (set.soonest.IsZero() || m.expires.Before(set.soonest)) {
+		set.soonest = m.expires
+	}
 	if !w.running {
 		w.running = true
 		go w.run()
@@ -87,7 +98,7 @@ func (w *Watch) Len() int {
 	defer w.mu.Unlock()
 	n := 0
 	for _, set := range w.byKey {
-		n += len(set)
+		n += len(set.open)
 	}
 	return n
 }
@@ -97,11 +108,16 @@ func (w *Watch) remove(m *watcher) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	set := w.byKey[m.key]
-	if _, ok := set[m]; !ok {
+	if set == nil {
 		return false
 	}
-	delete(set, m)
-	if len(set) == 0 {
+	if _, ok := set.open[m]; !ok {
+		return false
+	}
+	// soonest may now be early: the check that reaches it finds nothing expired and
+	// sets it again.
+	delete(set.open, m)
+	if len(set.open) == 0 {
 		delete(w.byKey, m.key)
 	}
 	return true
@@ -149,12 +165,18 @@ func (w *Watch) check() bool {
 	now := w.now()
 	w.mu.Lock()
 	for k, set := range w.byKey {
-		for m := range set {
+		if !gone[k] && (set.soonest.IsZero() || now.Before(set.soonest)) {
+			continue
+		}
+		set.soonest = time.Time{}
+		for m := range set.open {
 			switch {
 			case gone[k]:
 				ended, causes = append(ended, m), append(causes, revoked(m))
 			case !m.expires.IsZero() && !now.Before(m.expires):
 				ended, causes = append(ended, m), append(causes, models.Errorf(models.EUNAUTHORIZED, "session expired"))
+			case !m.expires.IsZero() && (set.soonest.IsZero() || m.expires.Before(set.soonest)):
+				set.soonest = m.expires
 			}
 		}
 	}
