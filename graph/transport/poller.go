@@ -2,14 +2,11 @@ package transport
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lesismal/nbio"
@@ -80,7 +77,7 @@ func relayOf(conn net.Conn) *relay {
 		return nil
 	}
 	p, err := poller()
-	if err != nil {
+	if err != nil || len(p.relays) == 0 {
 		return nil
 	}
 	return p.relays[nbc.Hash()%len(p.relays)]
@@ -97,61 +94,11 @@ func relayOf(conn net.Conn) *relay {
 // the queue was empty, writes a byte to the other end; the poller, reading it, runs what
 // is queued.
 type relay struct {
-	wake int // the end written to, non-blocking
+	// wake writes the byte that wakes the poller; an error means it will not come.
+	wake func() error
 
 	mu   sync.Mutex
 	jobs []func()
-}
-
-// relayWake is the byte that wakes a relay's poller.
-var relayWake = []byte{1}
-
-// newRelays returns one relay for each poller goroutine of e. The poller of a connection
-// is its descriptor modulo their number, so socket pairs are made until each has one.
-func newRelays(e *nbhttp.Engine) ([]*relay, error) {
-	n := e.NPoller
-	relays := make([]*relay, n)
-	var spare []int // descriptors that landed on a poller already served, closed at the end
-	defer func() {
-		for _, fd := range spare {
-			_ = syscall.Close(fd)
-		}
-	}()
-	for filled, tries := 0, 0; filled < n; tries++ {
-		if tries == 4*n+4 {
-			return nil, errors.New("no relay for every poller goroutine")
-		}
-		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK|syscall.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("relay: %w", err)
-		}
-		f := os.NewFile(uintptr(fds[0]), "relay")
-		conn, err := net.FileConn(f) // a duplicate of the descriptor
-		_ = f.Close()
-		if err != nil {
-			_ = syscall.Close(fds[1])
-			return nil, fmt.Errorf("relay: %w", err)
-		}
-		nbc, err := nbio.NBConn(conn) // another, conn closed
-		if err != nil {
-			_ = syscall.Close(fds[1])
-			return nil, fmt.Errorf("relay: %w", err)
-		}
-		k := nbc.Hash() % n
-		if relays[k] != nil {
-			spare = append(spare, nbc.Hash(), fds[1])
-			continue
-		}
-		r := &relay{wake: fds[1]}
-		nbc.OnData(func(*nbio.Conn, []byte) { r.drain() })
-		if _, err := e.AddConn(nbc); err != nil {
-			_ = syscall.Close(fds[1])
-			return nil, fmt.Errorf("relay: %w", err)
-		}
-		relays[k] = r
-		filled++
-	}
-	return relays, nil
 }
 
 // run has f called on the relay's poller goroutine, after what was queued before it.
@@ -164,7 +111,7 @@ func (r *relay) run(f func()) {
 	if !first {
 		return
 	}
-	if _, err := syscall.Write(r.wake, relayWake); err != nil && !errors.Is(err, syscall.EAGAIN) {
+	if err := r.wake(); err != nil {
 		// Cannot happen while the process runs; the work is done here rather than lost.
 		r.drain()
 	}

@@ -89,3 +89,24 @@ func TestTable(t *testing.T) {
 		t.Errorf("the reference's row has a verdict: %s", lines[2])
 	}
 }
+
+// CPU is held to its target up to 10,000 sockets, bytes a socket at every count.
+func TestVerdict(t *testing.T) {
+	row := func(sockets int, kb, cpu float64) idleRow {
+		return idleRow{Side: sideServer, Sockets: sockets, Opened: sockets, OpenAtEnd: sockets, RSSMB: 100, KBPerSocket: kb, CPU: cpu}
+	}
+	for _, c := range []struct {
+		row  idleRow
+		want string
+	}{
+		{row(1_000, 19, 1.9), "met"},
+		{row(10_000, 15, 2.1), "NOT MET"},
+		{row(19_000, 14.8, 2.2), "met"},
+		{row(19_000, 20.5, 1.0), "NOT MET"},
+		{idleRow{Side: sideServer, Sockets: 19_000, Opened: 18_000, OpenAtEnd: 18_000, RSSMB: 100, KBPerSocket: 15, CPU: 1}, "NOT MET"},
+	} {
+		if got := c.row.verdict(); got != c.want {
+			t.Errorf("%d sockets, %.1f KB, %.1f%%: %s, want %s", c.row.Sockets, c.row.KBPerSocket, c.row.CPU, got, c.want)
+		}
+	}
+}
