@@ -96,6 +96,11 @@ type Feed struct {
 	// the last successful poll began: the next one reads from Lookback before it.
 	offset   time.Duration
 	lastPoll time.Time
+	// offsetRTT is the round trip the offset was taken from, at offsetAt: a slower read
+	// does not replace it (its clock is uncertain by half its round trip) until it is
+	// offsetMaxAge old.
+	offsetRTT time.Duration
+	offsetAt  time.Time
 
 	started chan struct{}
 	stats   Stats
@@ -259,10 +264,18 @@ func (f *Feed) readHolds(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	rtt := time.Since(before)
 	f.hold, f.holdsRead = hold, before
-	f.offset = now.Sub(before.Add(time.Since(before) / 2))
+	if f.offsetAt.IsZero() || rtt <= f.offsetRTT || before.Sub(f.offsetAt) > offsetMaxAge {
+		f.offset = now.Sub(before.Add(rtt / 2))
+		f.offsetRTT, f.offsetAt = rtt, before
+	}
 	return nil
 }
+
+// offsetMaxAge is how long the database's clock offset, read on the quickest round trip
+// so far, is kept against slower reads.
+const offsetMaxAge = time.Minute
 
 // from is where the next poll reads from: Lookback before the last poll began, or the
 // start of the oldest hold if that is earlier. It moves with the clock, so a quiet
@@ -322,7 +335,12 @@ func (f *Feed) poll(ctx context.Context) error {
 		}
 		after = &ps[len(ps)-1]
 	}
-	f.lastPoll = began
+	// The window only moves forward: the keys below it are forgotten next, and a window
+	// moved back (the clock's estimate corrected between two polls) would read them again
+	// and publish them twice.
+	if began.After(f.lastPoll) {
+		f.lastPoll = began
+	}
 	f.mu.Lock()
 	f.newest = f.high
 	f.mu.Unlock()
