@@ -298,13 +298,25 @@ func (f *Feed) from() time.Time {
 // them in changed_at order.
 func (f *Feed) poll(ctx context.Context) error {
 	f.stats.Polls.Add(1)
+	var released time.Time
 	if f.polls++; f.polls%holdEvery == 0 || time.Since(f.holdsRead) >= f.o.Lookback/holdsWithin {
+		held := f.hold
 		if err := f.readHolds(ctx); err != nil {
 			return err
+		}
+		if !held.IsZero() && (f.hold.IsZero() || f.hold.After(held)) {
+			released = held
 		}
 	}
 	began := f.dbNow()
 	from := f.from()
+	if !released.IsZero() && released.Before(from) {
+		// A hold is released after its writer committed: this poll, the first to know,
+		// still reads from the hold's start, so the rows the writer stamped long before
+		// its commit are read once after it. From the next poll on, the window is the
+		// usual one.
+		from = released.Truncate(time.Millisecond)
+	}
 	var after *models.Position
 	for {
 		ps, err := f.store.ChangedSince(ctx, from, after, f.o.Batch)
