@@ -375,9 +375,11 @@ func TestMessagesAfterQueryCount(t *testing.T) {
 	})
 }
 
-// testPlans checks, with EXPLAIN, that the ids of a page come from a range scan of the
-// index of the filter's shape (on MySQL, also that only transaction ids need a sort), for
-// a first page and a page from a position deep in the list.
+// testPlans checks, with EXPLAIN, that the rows of a page come from a scan of the index of
+// the filter's shape (on MySQL, also that only transaction ids need a sort): for a first
+// page, which reads its rows in one statement, and for a page from a position deep in the
+// list and a page at an offset, whose ids come from a range of the index alone before
+// their rows are joined by primary key.
 func testPlans(t *testing.T, s *store.Store, env string) {
 	if s.Dialect() == store.DialectMySQL {
 		if err := s.DB().Exec("ANALYZE TABLE messages").Error; err != nil {
@@ -387,6 +389,7 @@ func testPlans(t *testing.T, s *store.Store, env string) {
 	queries := recordQueries(t, s)
 	mid := after(t, s, env, models.ListFilter{}, nil, 1500, models.ListOptions{})
 	k := models.KeysetOf(mid.Messages[1499])
+	embeds := models.ListOptions{Subscribers: true, Templates: true}
 	for _, sh := range seededShapes(t, s, env) {
 		for _, from := range []*models.Keyset{nil, &k} {
 			name := "first"
@@ -395,34 +398,63 @@ func testPlans(t *testing.T, s *store.Store, env string) {
 			}
 			t.Run(fmt.Sprintf("cursorPlan_%s_%s", sh.name, name), func(t *testing.T) {
 				queries.take()
-				after(t, s, env, sh.filter, from, 10, models.ListOptions{})
+				after(t, s, env, sh.filter, from, 10, embeds)
+				if from == nil {
+					page := queries.leadingPage(t)
+					if s.Dialect() == store.DialectMySQL {
+						checkMySQLPlan(t, s, page, sh, false, false)
+					} else {
+						checkSQLitePlan(t, s, page, sh, false, false)
+					}
+					return
+				}
 				ids, page := queries.pageQueries(t)
-				if from != nil && !strings.Contains(ids.SQL, "created_at <= ? AND (created_at < ? OR id < ?)") {
+				if !strings.Contains(ids.SQL, "created_at <= ? AND (created_at < ? OR id < ?)") {
 					t.Errorf("the position is not the condition both databases bound the scan by:\n%s", ids.SQL)
 				}
 				if s.Dialect() == store.DialectMySQL {
-					checkMySQLPlan(t, s, ids, sh, from != nil)
+					checkMySQLPlan(t, s, ids, sh, true, true)
 					checkMySQLJoin(t, s, page)
 				} else {
-					checkSQLitePlan(t, s, ids, sh, from != nil)
+					checkSQLitePlan(t, s, ids, sh, true, true)
 				}
 			})
 		}
+		t.Run("offsetPlan_"+sh.name, func(t *testing.T) {
+			queries.take()
+			if _, _, err := s.ListMessagesFrom(context.Background(), env, sh.filter, 20, 10, embeds); err != nil {
+				t.Fatal(err)
+			}
+			ids, page := queries.pageQueries(t)
+			if s.Dialect() == store.DialectMySQL {
+				checkMySQLPlan(t, s, ids, sh, false, true)
+				checkMySQLJoin(t, s, page)
+			} else {
+				checkSQLitePlan(t, s, ids, sh, false, true)
+			}
+		})
 	}
 }
 
-// checkMySQLPlan asserts the EXPLAIN of the ids query: the shape's index, read without
-// touching rows ("Using index"), a range scan when a position bounds it, and no sort but
-// for several transaction ids.
-func checkMySQLPlan(t *testing.T, s *store.Store, q query, sh shape, bounded bool) {
+// checkMySQLPlan asserts the EXPLAIN of a query of messages: the shape's index, a range
+// scan when a position bounds it, no sort but for several transaction ids, and, when
+// covering is set (a query of ids), no row read ("Using index"). The subscriber and
+// template versions of a page read in one statement are one primary key lookup per row.
+func checkMySQLPlan(t *testing.T, s *store.Store, q query, sh shape, bounded, covering bool) {
 	t.Helper()
 	// The subscriber filter's subquery reads one row of the unique (environment,
 	// subscriber_id) key, which the optimizer resolves to a constant before the scan.
 	var scans []map[string]string
 	for _, row := range explain(t, s, "EXPLAIN "+q.SQL, q.Vars) {
-		if row["table"] == "subscribers" {
+		switch {
+		case row["table"] == "subscribers":
 			if row["select_type"] != "SUBQUERY" || row["type"] != "const" {
 				t.Errorf("the subscriber lookup is not a constant subquery: %v", row)
+			}
+			continue
+		case row["table"] == "s" || row["table"] == "t":
+			if row["select_type"] != "DEPENDENT SUBQUERY" || row["key"] != "PRIMARY" || (row["type"] != "eq_ref" && row["type"] != "const") {
+				t.Errorf("a version is not read by primary key for each row: %v", row)
 			}
 			continue
 		}
@@ -436,8 +468,11 @@ func checkMySQLPlan(t *testing.T, s *store.Store, q query, sh shape, bounded boo
 	if plan["key"] != sh.index {
 		t.Errorf("key = %q, want %q (plan %v)", plan["key"], sh.index, plan)
 	}
-	if !strings.Contains(plan["Extra"], "Using index") {
+	if covering && !strings.Contains(plan["Extra"], "Using index") {
 		t.Errorf("Extra = %q, want the index to cover the query (Using index)", plan["Extra"])
+	}
+	if strings.Contains(plan["Extra"], "temporary") {
+		t.Errorf("Extra = %q: a temporary table, want none", plan["Extra"])
 	}
 	if sorts := strings.Contains(plan["Extra"], "filesort"); sorts != sh.sorts {
 		t.Errorf("Extra = %q: filesort %v, want %v", plan["Extra"], sorts, sh.sorts)
@@ -447,13 +482,13 @@ func checkMySQLPlan(t *testing.T, s *store.Store, q query, sh shape, bounded boo
 	}
 }
 
-// checkSQLitePlan asserts the query plan of the ids query: a search bounded by
+// checkSQLitePlan asserts the query plan of a query of messages: a search bounded by
 // created_at when a position is given and, but for several transaction ids, of the
-// shape's index covering the query with no sort. For several transaction ids SQLite,
+// shape's index (covering the query when covering is set) with no sort. For several transaction ids SQLite,
 // having no statistics, reads messages_environment_created in order and checks each
 // row's transaction id instead of sorting (ListMessages gets the same plan); that is
 // logged, not asserted.
-func checkSQLitePlan(t *testing.T, s *store.Store, q query, sh shape, bounded bool) {
+func checkSQLitePlan(t *testing.T, s *store.Store, q query, sh shape, bounded, covering bool) {
 	t.Helper()
 	var details []string
 	for _, row := range explain(t, s, "EXPLAIN QUERY PLAN "+q.SQL, q.Vars) {
@@ -467,7 +502,11 @@ func checkSQLitePlan(t *testing.T, s *store.Store, q query, sh shape, bounded bo
 	if sh.sorts {
 		return
 	}
-	if want := "SEARCH messages USING COVERING INDEX " + sh.index + " ("; !strings.Contains(plan, want) {
+	want := "SEARCH messages USING INDEX " + sh.index + " ("
+	if covering {
+		want = "SEARCH messages USING COVERING INDEX " + sh.index + " ("
+	}
+	if !strings.Contains(plan, want) {
 		t.Errorf("plan %q, want %q", plan, want)
 	}
 	if strings.Contains(plan, "TEMP B-TREE") {
@@ -574,6 +613,25 @@ func (l *queryLog) pageQueries(t *testing.T) (ids, page query) {
 		t.Fatalf("found %d id queries and %d page statements, want 1 each: %v %v", len(picks), len(pages), picks, pages)
 	}
 	return picks[0], pages[0]
+}
+
+// leadingPage returns the one statement of a page read without an offset: its rows in
+// list order, with the versions of their subscribers and templates.
+func (l *queryLog) leadingPage(t *testing.T) query {
+	t.Helper()
+	var pages []query
+	for _, q := range l.take() {
+		if strings.HasPrefix(q.SQL, "SELECT messages.id,") && strings.Contains(q.SQL, "ORDER BY") {
+			pages = append(pages, q)
+		}
+	}
+	if len(pages) != 1 {
+		t.Fatalf("found %d page statements, want 1: %v", len(pages), pages)
+	}
+	if !strings.Contains(pages[0].SQL, "AS subscriber_version") || !strings.Contains(pages[0].SQL, "AS template_version") {
+		t.Errorf("the page statement does not read the versions: %s", pages[0].SQL)
+	}
+	return pages[0]
 }
 
 // checkMySQLJoin asserts that the page statement reads each picked row by primary key

@@ -66,14 +66,20 @@ func (s *Store) readPage(ctx context.Context, environmentID string, f models.Lis
 	// for the row value (created_at, id) < (t, i), and SQLite no bound at all for
 	// created_at < t OR (created_at = t AND id < i). The second condition then skips only
 	// the messages sharing the position's createdAt, so the cost does not depend on depth.
-	picks := s.filtered(ctx, environmentID, f).Select("id")
+	found := s.filtered(ctx, environmentID, f)
 	if read.After != nil {
-		picks = picks.Where("created_at <= ? AND (created_at < ? OR id < ?)", read.After.CreatedAt, read.After.CreatedAt, read.After.ID)
+		found = found.Where("created_at <= ? AND (created_at < ? OR id < ?)", read.After.CreatedAt, read.After.CreatedAt, read.After.ID)
 	}
 	// One message past the page tells whether more follow, exactly.
-	picks = picks.Order("created_at DESC, id DESC").Limit(read.Size + 1).Offset(read.Offset)
-	msgs, err := s.readMessages(ctx, environmentID, picks, newestFirst,
-		embedded{Subscribers: o.Subscribers, Templates: o.Templates})
+	found = found.Order("created_at DESC, id DESC").Limit(read.Size + 1)
+	e := embedded{Subscribers: o.Subscribers, Templates: o.Templates}
+	var msgs []*models.Message
+	var err error
+	if read.After == nil && read.Offset == 0 {
+		msgs, err = s.readLeadingMessages(ctx, environmentID, found, newestFirst, e)
+	} else {
+		msgs, err = s.readMessages(ctx, environmentID, found.Select("id").Offset(read.Offset), newestFirst, e)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -51,7 +51,34 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
 		columns = append(columns, "t.changed_at AS template_version")
 	}
-	rows, err := q.Select(strings.Join(columns, ", ")).Rows()
+	return s.scanMessages(ctx, environmentID, q.Select(strings.Join(columns, ", ")), order, e)
+}
+
+// readLeadingMessages returns the rows a query on messages finds, in its order and
+// within its limit, with the records e asks for, in one statement that reads them
+// directly: the first rows of the filter's index, with the versions of their subscriber
+// and template from a subquery each, run for the rows returned only. A first page (no
+// offset, no position) reads this way, about 0.1 ms less of MariaDB's time than
+// readMessages' join of picked ids, which pays for itself only when the ids skip rows
+// without reading them: past an offset, or from a position, where MariaDB 10.11 would
+// read a query of whole rows by the environment's prefix of the index and filter the
+// position row by row instead of bounding the range with it (TestMessagesAfterSeededList's
+// plans).
+func (s *Store) readLeadingMessages(ctx context.Context, environmentID string, q *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
+	columns := []string{messageSelect}
+	if e.Subscribers {
+		columns = append(columns, "(SELECT s.changed_at FROM subscribers s WHERE s.id = messages.subscriber_id AND s.environment_id = messages.environment_id) AS subscriber_version")
+	}
+	if e.Templates {
+		columns = append(columns, "(SELECT t.changed_at FROM templates t WHERE t.id = messages.template_id AND t.environment_id = messages.environment_id) AS template_version")
+	}
+	return s.scanMessages(ctx, environmentID, q.Select(strings.Join(columns, ", ")), order, e)
+}
+
+// scanMessages runs q, whose select list is the message's columns and then the versions
+// e asks for, and returns its messages with their records attached, in order.
+func (s *Store) scanMessages(ctx context.Context, environmentID string, q *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
+	rows, err := q.Rows()
 	if err != nil {
 		return nil, err
 	}

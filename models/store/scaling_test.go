@@ -64,6 +64,9 @@ var (
 	tableRef      = regexp.MustCompile(`\b(?:from|update|join|into)\s+(\w+)`)
 	keyEquality   = regexp.MustCompile(`\b(?:\w+\.)?(\w+) (?:= \?|in \()`)
 	colocatedJoin = regexp.MustCompile(`\bleft join \w+ (\w+) on \w+\.\w+ = \w+\.\w+ and (\w+)\.environment_id = \w+\.environment_id\b`)
+	// colocatedSubquery is a scalar subquery reading a row of the outer row's environment
+	// by key, as a colocated join does.
+	colocatedSubquery = regexp.MustCompile(`\(select \w+\.\w+ from \w+ (\w+) where \w+\.\w+ = \w+\.\w+ and (\w+)\.environment_id = \w+\.environment_id\)`)
 )
 
 // normalizeSQL lowercases a statement and drops identifier quotes, so one pattern fits
@@ -85,9 +88,10 @@ func carriesShardKey(sql string) bool {
 		}
 		return false
 	}
-	// A table joined on the same environment as the row it belongs to is on that row's
-	// shard: it needs no WHERE of its own.
+	// A table joined, or read by a scalar subquery, on the same environment as the row it
+	// belongs to is on that row's shard: it needs no WHERE of its own.
 	sql = colocatedJoin.ReplaceAllString(sql, "")
+	sql = colocatedSubquery.ReplaceAllString(sql, "")
 	refs := tableRef.FindAllStringSubmatch(sql, -1)
 	wheres := strings.Split(sql, " where ")[1:]
 	if len(wheres) < len(refs) {
@@ -126,6 +130,8 @@ func TestCarriesShardKey(t *testing.T) {
 		{"SELECT id FROM `messages` WHERE environment_id = ? AND channel = ? ORDER BY created_at DESC", true},
 		{"SELECT messages.*, s.id AS s__id FROM `messages` JOIN (SELECT `id` FROM `messages` WHERE environment_id = ? LIMIT ?) AS picked ON picked.id = messages.id LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id WHERE messages.environment_id = ?", true},
 		{"SELECT messages.*, s.id AS s__id FROM `messages` JOIN (SELECT `id` FROM `messages` WHERE environment_id = ? LIMIT ?) AS picked ON picked.id = messages.id LEFT JOIN subscribers s ON s.id = messages.subscriber_id WHERE messages.environment_id = ?", false},
+		{"SELECT messages.id, (SELECT s.changed_at FROM subscribers s WHERE s.id = messages.subscriber_id AND s.environment_id = messages.environment_id) AS subscriber_version FROM `messages` WHERE environment_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", true},
+		{"SELECT messages.id, (SELECT s.changed_at FROM subscribers s WHERE s.id = messages.subscriber_id) AS subscriber_version FROM `messages` WHERE environment_id = ? ORDER BY created_at DESC, id DESC LIMIT ?", false},
 		{"SELECT count(*) FROM `environments` WHERE id = ?", true},
 		{"UPDATE messages SET a = ? WHERE id = ? AND environment_id = ?\n AND subscriber_id = (SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)", true},
 		{"UPDATE messages SET a = ? WHERE id = ? AND environment_id = ? AND subscriber_id = (SELECT id FROM subscribers WHERE subscriber_id = ?)", false},
