@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
 )
 
 // embedded says which records a read attaches to each message.
@@ -42,16 +43,13 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 	// routable to one shard (docs/scaling.md) and the joined rows within the tenant.
 	q := s.conn(ctx).Table("messages").Joins("JOIN (?) AS picked ON picked.id = messages.id", picks).
 		Where("messages.environment_id = ?", environmentID)
-	columns := []string{messageSelect}
 	if e.Subscribers {
 		q = q.Joins("LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id")
-		columns = append(columns, "s.changed_at AS subscriber_version")
 	}
 	if e.Templates {
 		q = q.Joins("LEFT JOIN templates t ON t.id = messages.template_id AND t.environment_id = messages.environment_id")
-		columns = append(columns, "t.changed_at AS template_version")
 	}
-	return s.scanMessages(ctx, environmentID, q.Select(strings.Join(columns, ", ")), order, e)
+	return s.scanMessages(ctx, environmentID, q.Clauses(joinedSelects[e.index()]), order, e)
 }
 
 // readLeadingMessages returns the rows a query on messages finds, in its order and
@@ -65,14 +63,48 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 // position row by row instead of bounding the range with it (TestMessagesAfterSeededList's
 // plans).
 func (s *Store) readLeadingMessages(ctx context.Context, environmentID string, q *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
-	columns := []string{messageSelect}
+	return s.scanMessages(ctx, environmentID, q.Clauses(leadingSelects[e.index()]), order, e)
+}
+
+// The select lists of readMessages and readLeadingMessages, one for each combination of
+// embedded records (embedded.index), made once: the message's columns, then the
+// subscriber's version and the template's when embedded. They are handed to GORM as a
+// clause, not through Select, whose statement builder would look each of the list's
+// names up among the record's fields for every page.
+var (
+	joinedSelects = selectLists(
+		"s.changed_at AS subscriber_version",
+		"t.changed_at AS template_version")
+	leadingSelects = selectLists(
+		"(SELECT s.changed_at FROM subscribers s WHERE s.id = messages.subscriber_id AND s.environment_id = messages.environment_id) AS subscriber_version",
+		"(SELECT t.changed_at FROM templates t WHERE t.id = messages.template_id AND t.environment_id = messages.environment_id) AS template_version")
+)
+
+func selectLists(subscriberVersion, templateVersion string) (lists [4]clause.Select) {
+	for i := range lists {
+		e := embedded{Subscribers: i&1 != 0, Templates: i&2 != 0}
+		columns := []string{messageSelect}
+		if e.Subscribers {
+			columns = append(columns, subscriberVersion)
+		}
+		if e.Templates {
+			columns = append(columns, templateVersion)
+		}
+		lists[e.index()] = clause.Select{Expression: clause.Expr{SQL: strings.Join(columns, ", ")}}
+	}
+	return lists
+}
+
+// index numbers the four combinations of e, from 0 to 3.
+func (e embedded) index() int {
+	n := 0
 	if e.Subscribers {
-		columns = append(columns, "(SELECT s.changed_at FROM subscribers s WHERE s.id = messages.subscriber_id AND s.environment_id = messages.environment_id) AS subscriber_version")
+		n |= 1
 	}
 	if e.Templates {
-		columns = append(columns, "(SELECT t.changed_at FROM templates t WHERE t.id = messages.template_id AND t.environment_id = messages.environment_id) AS template_version")
+		n |= 2
 	}
-	return s.scanMessages(ctx, environmentID, q.Select(strings.Join(columns, ", ")), order, e)
+	return n
 }
 
 // scanMessages runs q, whose select list is the message's columns and then the versions
