@@ -3,11 +3,14 @@ package graph
 import (
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+
+	"messages/graph/internal/buffers"
 )
 
 // The records of a list query are written straight from the store's structs by encoders
@@ -92,13 +95,37 @@ func planRoots(oc *graphql.OperationContext, set ast.SelectionSet, satisfies []s
 }
 
 // listWriter is the JSON of one root field's value as the encoders write it; gqlgen's
-// executor takes it as the field's answer (a graphql.Marshaler).
-type listWriter struct{ b []byte }
+// executor takes it as the field's answer (a graphql.Marshaler), which it writes into the
+// response once. Its buffer comes from a pool and goes back once written.
+type listWriter struct {
+	b   []byte
+	buf *[]byte
+}
 
 var _ graphql.Marshaler = (*listWriter)(nil)
 
-// MarshalGQL writes the value into the response.
-func (w *listWriter) MarshalGQL(out io.Writer) { _, _ = out.Write(w.b) }
+// fieldBuffers are the buffers of the list encoders, kept up to 1 MiB (bufferSize).
+var fieldBuffers = buffers.New(2<<10, 1<<20)
+
+// newListWriter returns a writer whose buffer holds size bytes without growing.
+func newListWriter(size int) *listWriter {
+	buf := fieldBuffers.Get()
+	return &listWriter{b: slices.Grow(*buf, size), buf: buf}
+}
+
+// MarshalGQL writes the value into the response, and gives the buffer back.
+func (w *listWriter) MarshalGQL(out io.Writer) {
+	_, _ = out.Write(w.b)
+	w.release()
+}
+
+// release gives the buffer back to the pool; the writer holds nothing after.
+func (w *listWriter) release() {
+	if w.buf != nil {
+		fieldBuffers.Put(w.buf, w.b)
+	}
+	w.b, w.buf = nil, nil
+}
 
 // Write appends p, for the marshallers of scalars (models.Time, models.JSON, the enums).
 func (w *listWriter) Write(p []byte) (int, error) {

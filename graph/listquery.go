@@ -182,12 +182,13 @@ func (run *listRun) encode(ctx context.Context, mutation bool, name string, sel 
 			w = nil
 		}
 	}()
-	w = &listWriter{b: make([]byte, 0, bufferSize(sel.written.Load()))}
+	w = newListWriter(bufferSize(sel.written.Load()))
 	write := run.ec.listQuery
 	if mutation {
 		write = run.ec.listMutation
 	}
 	if !write(ctx, w, name, sel, res) {
+		w.release()
 		return nil
 	}
 	sel.written.Store(int64(len(w.b)))

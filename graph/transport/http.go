@@ -17,8 +17,13 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/graph/errcode"
+	"messages/graph/internal/buffers"
 	"messages/models"
 )
+
+// answers are the buffers HTTP answers are encoded into: 16 KiB to start, as a page of
+// inbox rows takes, and kept up to 1 MiB.
+var answers = buffers.New(16<<10, 1<<20)
 
 // The media types a GraphQL response is sent as.
 const (
@@ -181,7 +186,10 @@ func (x *exchange) write(status int, body any) {
 	var b []byte
 	var err error
 	if res, ok := body.(*graphql.Response); ok {
-		b, err = encodeResponse(res)
+		// The answer is written before write returns, so its buffer is reused.
+		buf := answers.Get()
+		defer func() { answers.Put(buf, b) }()
+		b, err = appendResponse(*buf, res)
 	} else {
 		b, err = json.Marshal(body)
 	}

@@ -18,7 +18,11 @@ import (
 // to compact it, and escape the HTML characters in its strings (megabytes on a page of
 // 1,000 messages). The other members are small and encoded by encoding/json.
 func encodeResponse(res *graphql.Response) ([]byte, error) {
-	b := make([]byte, 0, len(res.Data)+64)
+	return appendResponse(make([]byte, 0, len(res.Data)+64), res)
+}
+
+// appendResponse appends res, encoded as encodeResponse does, to b.
+func appendResponse(b []byte, res *graphql.Response) ([]byte, error) {
 	b = append(b, '{')
 	if len(res.Errors) > 0 {
 		errs, err := json.Marshal(res.Errors)
