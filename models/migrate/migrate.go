@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
-	"github.com/pressly/goose/v3/database"
 )
 
 // migrations holds the versioned SQL, one folder per dialect with the same versions in
@@ -223,33 +222,33 @@ func (s *Migrator) appliedMigrations(ctx context.Context) (map[int64]time.Time, 
 	if tables == 0 {
 		return applied, nil
 	}
-	dialect := database.DialectSQLite3
-	if s.mysql {
-		dialect = database.DialectMySQL
-	}
-	versions, err := database.NewStore(dialect, goose.DefaultTablename)
-	if err != nil {
-		return nil, err
-	}
-	rows, err := versions.ListMigrations(ctx, s.db)
+	// One statement, so the versions and their times are of one snapshot: in two (goose's
+	// list, then each version's row), a Galera node applying another node's migrations
+	// between them answered a version the list held as not found.
+	rows, err := s.db.QueryContext(ctx, "SELECT version_id, is_applied, tstamp FROM "+goose.DefaultTablename+" ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
+	defer rows.Close()
 	// Rows come newest first, so the first row of a version is its current state.
 	seen := map[int64]bool{}
-	for _, r := range rows {
-		if seen[r.Version] || r.Version == 0 {
-			continue
-		}
-		seen[r.Version] = true
-		if !r.IsApplied {
-			continue
-		}
-		m, err := versions.GetMigration(ctx, s.db, r.Version)
-		if err != nil {
+	for rows.Next() {
+		var version int64
+		var isApplied bool
+		var at time.Time
+		if err := rows.Scan(&version, &isApplied, &at); err != nil {
 			return nil, fmt.Errorf("read schema version: %w", err)
 		}
-		applied[r.Version] = m.Timestamp.UTC()
+		if seen[version] || version == 0 {
+			continue
+		}
+		seen[version] = true
+		if isApplied {
+			applied[version] = at.UTC()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read schema version: %w", err)
 	}
 	return applied, nil
 }
