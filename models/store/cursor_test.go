@@ -465,6 +465,9 @@ func checkMySQLPlan(t *testing.T, s *store.Store, q query, sh shape, bounded, co
 	}
 	plan := scans[0]
 	t.Logf("%s: type=%s key=%s key_len=%s rows=%s Extra=%s", sh.name, plan["type"], plan["key"], plan["key_len"], plan["rows"], plan["Extra"])
+	if hint := "FROM `messages` USE INDEX (`" + sh.index + "`) WHERE"; !strings.Contains(q.SQL, hint) {
+		t.Errorf("the query does not name the filter's index (%s):\n%.300s", hint, q.SQL)
+	}
 	if plan["key"] != sh.index {
 		t.Errorf("key = %q, want %q (plan %v)", plan["key"], sh.index, plan)
 	}
@@ -639,6 +642,9 @@ func (l *queryLog) leadingPage(t *testing.T) query {
 // temporary table.
 func checkMySQLJoin(t *testing.T, s *store.Store, q query) {
 	t.Helper()
+	if !strings.Contains(q.SQL, "FROM `messages` FORCE INDEX (PRIMARY) JOIN (SELECT") {
+		t.Errorf("the page statement does not name the primary key it reads the rows by:\n%.300s", q.SQL)
+	}
 	for _, row := range explain(t, s, "EXPLAIN "+q.SQL, q.Vars) {
 		if row["select_type"] != "PRIMARY" {
 			continue

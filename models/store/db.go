@@ -50,6 +50,8 @@ type Store struct {
 	gormLog *gormLogger
 	// wrote is signalled, without waiting, when this process writes messages (Wrote).
 	wrote chan struct{}
+	// listIndexes are the indexes of messages a list page may name (listindex.go).
+	listIndexes listIndexes
 }
 
 // PoolOptions size the MySQL connection pool.

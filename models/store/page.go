@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"messages/models"
+
+	"gorm.io/gorm/clause"
 )
 
 // window places one page in the list order (createdAt descending, then id descending):
@@ -60,26 +62,8 @@ func (s *Store) readPage(ctx context.Context, environmentID string, f models.Lis
 		}
 	}
 
-	// The position (t, i) is spelled created_at <= t AND (created_at < t OR id < i): of
-	// the equivalent forms, it is the one both databases bound the index range with, as
-	// EXPLAIN shows (TestMessagesAfterPlan). MariaDB 10.11 uses only the equality prefix
-	// for the row value (created_at, id) < (t, i), and SQLite no bound at all for
-	// created_at < t OR (created_at = t AND id < i). The second condition then skips only
-	// the messages sharing the position's createdAt, so the cost does not depend on depth.
-	found := s.filtered(ctx, environmentID, f)
-	if read.After != nil {
-		found = found.Where("created_at <= ? AND (created_at < ? OR id < ?)", read.After.CreatedAt, read.After.CreatedAt, read.After.ID)
-	}
-	// One message past the page tells whether more follow, exactly.
-	found = found.Order("created_at DESC, id DESC").Limit(read.Size + 1)
 	e := embedded{Subscribers: o.Subscribers, Templates: o.Templates}
-	var msgs []*models.Message
-	var err error
-	if read.After == nil && read.Offset == 0 {
-		msgs, err = s.readLeadingMessages(ctx, environmentID, found, newestFirst, e)
-	} else {
-		msgs, err = s.readMessages(ctx, environmentID, found.Select("id").Offset(read.Offset), newestFirst, e)
-	}
+	msgs, err := s.readWindow(ctx, environmentID, f, read, e)
 	if err != nil {
 		return nil, err
 	}
@@ -106,4 +90,42 @@ func (s *Store) readPage(ctx context.Context, environmentID string, f models.Lis
 		page.TotalCount = 0
 	}
 	return page, nil
+}
+
+// readWindow reads the messages of window w that filter f finds, in list order, through
+// the index f reads (listindex.go). When the database no longer has the index named, the
+// name is dropped, the list of indexes read again, and the page read once more.
+func (s *Store) readWindow(ctx context.Context, environmentID string, f models.ListFilter, w window, e embedded) ([]*models.Message, error) {
+	hint := s.listIndexHint(ctx, f)
+	msgs, err := s.readWindowBy(ctx, environmentID, f, w, e, hint)
+	if hint != nil && isUnknownIndex(err) {
+		s.listIndexes.forget()
+		return s.readWindowBy(ctx, environmentID, f, w, e, nil)
+	}
+	return msgs, err
+}
+
+// readWindowBy is readWindow's read, naming the index by hint (nil: none): a first page
+// in one statement, a page past an offset or from a position by picking its ids first
+// (read.go).
+func (s *Store) readWindowBy(ctx context.Context, environmentID string, f models.ListFilter, w window, e embedded, hint clause.Interface) ([]*models.Message, error) {
+	// The position (t, i) is spelled created_at <= t AND (created_at < t OR id < i): of
+	// the equivalent forms, it is the one both databases bound the index range with, as
+	// EXPLAIN shows (TestMessagesAfterSeededList). MariaDB 10.11 uses only the equality
+	// prefix for the row value (created_at, id) < (t, i), and SQLite no bound at all for
+	// created_at < t OR (created_at = t AND id < i). The second condition then skips only
+	// the messages sharing the position's createdAt, so the cost does not depend on depth.
+	found := s.filtered(ctx, environmentID, f)
+	if hint != nil {
+		found = found.Clauses(hint)
+	}
+	if w.After != nil {
+		found = found.Where("created_at <= ? AND (created_at < ? OR id < ?)", w.After.CreatedAt, w.After.CreatedAt, w.After.ID)
+	}
+	// One message past the page tells whether more follow, exactly.
+	found = found.Order("created_at DESC, id DESC").Limit(w.Size + 1)
+	if w.After == nil && w.Offset == 0 {
+		return s.readLeadingMessages(ctx, environmentID, found, newestFirst, e)
+	}
+	return s.readMessages(ctx, environmentID, found.Select("id").Offset(w.Offset), newestFirst, e)
 }

@@ -41,8 +41,14 @@ const (
 func (s *Store) readMessages(ctx context.Context, environmentID string, picks *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
 	// The outer condition on the environment repeats picks' own: it keeps the statement
 	// routable to one shard (docs/scaling.md) and the joined rows within the tenant.
+	// On MySQL the rows are named as read by primary key, which they are: unnamed, the
+	// optimizer would first estimate the environment's rows in every index of messages
+	// (listindex.go).
 	q := s.conn(ctx).Table("messages").Joins("JOIN (?) AS picked ON picked.id = messages.id", picks).
 		Where("messages.environment_id = ?", environmentID)
+	if s.dialect == DialectMySQL {
+		q = q.Clauses(fromMessages("FORCE INDEX (PRIMARY)"))
+	}
 	if e.Subscribers {
 		q = q.Joins("LEFT JOIN subscribers s ON s.id = messages.subscriber_id AND s.environment_id = messages.environment_id")
 	}

@@ -29,7 +29,11 @@ func (s *Store) MigrateUp(ctx context.Context) ([]migrate.Migration, error) {
 	if err != nil {
 		return nil, err
 	}
-	return m.Up(ctx)
+	applied, err := m.Up(ctx)
+	if err == nil {
+		s.reloadListIndexes(ctx)
+	}
+	return applied, err
 }
 
 // MigrateDown rolls back the most recently applied migration and returns it.
@@ -38,7 +42,11 @@ func (s *Store) MigrateDown(ctx context.Context) (migrate.Migration, error) {
 	if err != nil {
 		return migrate.Migration{}, err
 	}
-	return m.Down(ctx)
+	down, err := m.Down(ctx)
+	if err == nil {
+		s.reloadListIndexes(ctx)
+	}
+	return down, err
 }
 
 // MigrationStatus lists every migration, applied or pending, and those the database
