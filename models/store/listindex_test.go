@@ -4,11 +4,10 @@ import (
 	"context"
 	"messages/models"
 	"messages/models/dbtest"
+	"messages/models/seed"
 	"messages/models/store"
 	"strings"
 	"testing"
-
-	"messages/models/seed"
 )
 
 // TestListIndexFollowsTheDatabase drops the index a page names while the store runs: the
