@@ -58,3 +58,46 @@ func TestListIndexFollowsTheDatabase(t *testing.T) {
 		t.Errorf("the next page named %v, want [messages_environment_created]", got)
 	}
 }
+
+// TestListPlansAmongManyTenants runs the plan checks of TestMessagesAfterSeededList on a
+// table where the seeded environment is the largest of several hundred, as a shared
+// database is: InnoDB's statistics then give an environment a few rows. The pages'
+// plans must not lean on them: a page that took them instead of the index's own
+// estimate (eq_range_index_dive_limit, tried) and named no index read the largest
+// environment's deep pages by whichever of its indexes MariaDB liked, sorting them all.
+func TestListPlansAmongManyTenants(t *testing.T) {
+	s := dbtest.Open(t, store.DialectMySQL)
+	stats := dbtest.Seed(t, s, seed.Options{Seed: 11, Messages: 3000, Subscribers: 40, Templates: 8})
+	env := stats.EnvironmentID
+	var columns []string
+	if err := s.DB().Raw(`SELECT column_name FROM information_schema.columns
+		WHERE table_schema = DATABASE() AND table_name = 'messages' ORDER BY ordinal_position`).Scan(&columns).Error; err != nil {
+		t.Fatal(err)
+	}
+	// Copies of 2,000 of its messages, spread over 1,000 other environments.
+	selected := make([]string, len(columns))
+	for i, c := range columns {
+		switch c {
+		case "id":
+			selected[i] = "LEFT(MD5(CONCAT(id, 'crowd')), 24)"
+		case "environment_id":
+			selected[i] = "LPAD(CONV(1 + CRC32(id) % 1000, 10, 16), 24, 'c')"
+		default:
+			selected[i] = "`" + c + "`"
+		}
+		columns[i] = "`" + c + "`"
+	}
+	err := s.DB().Exec("INSERT INTO messages ("+strings.Join(columns, ", ")+") SELECT "+strings.Join(selected, ", ")+
+		" FROM messages WHERE environment_id = ? ORDER BY id LIMIT 2000", env).Error
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tenants int
+	if err := s.DB().Raw("SELECT COUNT(DISTINCT environment_id) FROM messages").Scan(&tenants).Error; err != nil {
+		t.Fatal(err)
+	}
+	if tenants < 500 { // 2,000 copies over 1,000 ids leave about 870 of them
+		t.Fatalf("%d environments, want the seeded one among hundreds", tenants)
+	}
+	testPlans(t, s, env)
+}
