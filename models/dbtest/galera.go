@@ -131,7 +131,9 @@ func (g *Galera) Nodes() []*GaleraNode { return g.nodes }
 func (g *Galera) Name() string { return g.name }
 
 // CreateDatabase creates an empty database on the cluster (through node 1; Galera
-// replicates the DDL) and returns its name.
+// replicates the DDL) and returns its name once every node has it: the others apply
+// the DDL after node 1 answers, and under load a store opened on node 3 right away
+// found no such database.
 func (g *Galera) CreateDatabase() string {
 	g.t.Helper()
 	name := "msgtest_" + randomSuffix()
@@ -139,6 +141,23 @@ func (g *Galera) CreateDatabase() string {
 	defer db.Close()
 	if _, err := db.Exec("CREATE DATABASE `" + name + "` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin"); err != nil {
 		g.t.Fatalf("create database on Galera: %v", err)
+	}
+	for _, node := range g.nodes[1:] {
+		other := node.proc.open(g.t)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			var n int
+			err := other.QueryRow("SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", name).Scan(&n)
+			if err == nil && n == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				other.Close()
+				g.t.Fatalf("database %s not on node %d within 30 s (%v)", name, node.Port, err)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		other.Close()
 	}
 	return name
 }
