@@ -153,7 +153,7 @@ func (g *Galera) CreateDatabase() string {
 			}
 			if time.Now().After(deadline) {
 				other.Close()
-				g.t.Fatalf("database %s not on node %d within 30 s (%v)", name, node.Port, err)
+				g.t.Fatalf("database %s not on Galera node %d within 30 s (%v)", name, node.N, err)
 			}
 			time.Sleep(20 * time.Millisecond)
 		}

@@ -18,15 +18,16 @@ import (
 //
 // Before it picks an index MariaDB estimates the rows of each one the condition could
 // use, and for a range of one value (environment_id = ?) it dives into that index's
-// B-tree at both ends. Every index of messages begins with environment_id: a page whose
+// B-tree at both ends. Eight indexes of messages begin with environment_id: a page whose
 // ids are picked first paid for eight indexes' dives in the query of ids and eight more
 // in the statement that joins the rows, 0.21 of 0.54 ms of MariaDB's time for a cursor
 // page 500,000 deep at 1,000,000 messages (BENCHMARKS.md, Against PostGraphile). Named,
 // the query of ids estimates one index, and the join reads by primary key (readMessages),
 // which it does anyway. The plans are those MariaDB chose itself
-// (TestMessagesAfterSeededList asserts them); the index comes from the database's own
-// list, so an index a migration adds or drops is taken as it is, and a name the database
-// no longer knows drops the hint and reloads the list (readPage).
+// (TestMessagesAfterSeededList and TestListPlansAmongManyTenants assert them); the index
+// comes from the database's own list, so an index a migration adds or drops is taken as
+// it is, and a name the database no longer knows drops the hint and reloads the list
+// (readWindow).
 //
 // Skipping the dives with statistics instead (eq_range_index_dive_limit) is not a way:
 // statistics give every environment the average environment's rows, and for the largest

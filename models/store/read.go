@@ -63,11 +63,11 @@ func (s *Store) readMessages(ctx context.Context, environmentID string, picks *g
 // directly: the first rows of the filter's index, with the versions of their subscriber
 // and template from a subquery each, run for the rows returned only. A first page (no
 // offset, no position) reads this way, about 0.06 ms less of MariaDB's time than
-// readMessages' join of picked ids (BENCHMARKS.md, Against PostGraphile), which pays for itself only when the ids skip rows
-// without reading them: past an offset, or from a position, where MariaDB 10.11 would
-// read a query of whole rows by the environment's prefix of the index and filter the
-// position row by row instead of bounding the range with it (TestMessagesAfterSeededList's
-// plans).
+// readMessages' join of picked ids (BENCHMARKS.md, Against PostGraphile), which pays for
+// itself only when the ids skip rows without reading them: past an offset, or from a
+// position, where MariaDB 10.11 would read a query of whole rows by the environment's
+// prefix of the index and filter the position row by row instead of bounding the range
+// with it, named index or not (TestMessagesAfterSeededList's plans).
 func (s *Store) readLeadingMessages(ctx context.Context, environmentID string, q *gorm.DB, order rowOrder, e embedded) ([]*models.Message, error) {
 	return s.scanMessages(ctx, environmentID, q.Clauses(leadingSelects[e.index()]), order, e)
 }
