@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -133,7 +134,14 @@ func (a *app) apikeyCommand() *cli.Command {
 					&cli.StringFlag{Name: "name", Usage: "label shown by apikey list"},
 				},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withStore(ctx, cmd, func(s *store.Store) error {
+					return a.withStoreKeys(ctx, cmd, func(s *store.Store, keys keySecrets) error {
+						if keys.sealer.Opens() && !keys.sealer.Enabled() {
+							return usageError{errors.New("API_KEY_SECRET is not set, only API_KEY_SECRET_PREVIOUS: a new key is sealed under the current secret only, " +
+								"never under the one being retired; set API_KEY_SECRET and create the key again")}
+						}
+						if err := keys.keep(ctx, s); err != nil {
+							return err
+						}
 						envID := cmd.String("environment-id")
 						if _, err := s.EnsureEnvironment(ctx, envID, cmd.String("organization-id"), ""); err != nil {
 							return err
@@ -177,7 +185,7 @@ func (a *app) apikeyCommand() *cli.Command {
 							switch {
 							case k.RevokedAt != nil:
 								state = "revoked " + k.RevokedAt.UTC().Format(time.RFC3339)
-							case k.Sealed == nil:
+							case len(k.Sealed) == 0:
 								state = "active, hash only"
 							}
 							fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t...%s\t%s\t%s\n", k.ID, k.EnvironmentID, apps[k.EnvironmentID], k.Name, k.Hint,
@@ -188,19 +196,37 @@ func (a *app) apikeyCommand() *cli.Command {
 				},
 			},
 			{
-				Name:  "reseal",
-				Usage: "seal every active key again under API_KEY_SECRET, after rotating it (the old secret in API_KEY_SECRET_PREVIOUS)",
+				Name: "reseal",
+				Usage: "seal every active key again under API_KEY_SECRET, after rotating it (the old secret in API_KEY_SECRET_PREVIOUS); " +
+					"fails, naming how many, when a key could not be opened",
+				Flags: []cli.Flag{&cli.BoolFlag{Name: "forget-unopenable", Usage: "first store the keys no given secret opens as hashes only, " +
+					"for a secret that is lost: they still authenticate, but subscriber hashes keyed with them are refused"}},
 				Action: func(ctx context.Context, cmd *cli.Command) error {
-					return a.withStore(ctx, cmd, func(s *store.Store) error {
+					forget := cmd.Bool("forget-unopenable")
+					return a.withStoreKeys(ctx, cmd, func(s *store.Store, keys keySecrets) error {
+						if !keys.sealer.Enabled() && !forget {
+							return usageError{errors.New("apikey reseal needs API_KEY_SECRET, the secret to seal every key under " +
+								"(during a rotation, the new one, and the old one in API_KEY_SECRET_PREVIOUS)")}
+						}
+						if forget {
+							n, err := s.ForgetUnopenableSeals(ctx)
+							if err != nil {
+								return err
+							}
+							fmt.Fprintf(a.stderr, "%s that no given secret opens now stored as hashes only\n", plural(n, "key"))
+						}
+						if err := keys.keep(ctx, s); err != nil || !keys.sealer.Enabled() {
+							return err
+						}
 						resealed, unopened, err := s.ResealAPIKeys(ctx)
 						if err != nil {
 							return err
 						}
-						fmt.Fprintf(a.stderr, "resealed %s", plural(resealed, "key"))
+						fmt.Fprintf(a.stderr, "resealed %s\n", plural(resealed, "key"))
 						if unopened > 0 {
-							fmt.Fprintf(a.stderr, "; %s sealed under a secret not given could not be opened", plural(unopened, "key"))
+							return fmt.Errorf("%s could not be opened: give the secret they were sealed under in API_KEY_SECRET_PREVIOUS "+
+								"and run apikey reseal again; %s", plural(unopened, "key"), forgetUnopenableHint)
 						}
-						fmt.Fprintln(a.stderr)
 						return nil
 					})
 				},
@@ -335,35 +361,53 @@ func plural(n int, noun string) string {
 // withDatabase opens the database without migrating it, for the migrate commands. GORM
 // logs as serve does, on stderr.
 func (a *app) withDatabase(ctx context.Context, cmd *cli.Command, f func(*store.Store) error) error {
+	return a.openDatabase(ctx, cmd, func(s *store.Store, _ keySecrets) error { return f(s) })
+}
+
+// openDatabase opens the database, with the sealer of the configured API key secrets,
+// and gives f the store and the secrets.
+func (a *app) openDatabase(ctx context.Context, cmd *cli.Command, f func(*store.Store, keySecrets) error) error {
 	c, err := loadConfig(cmd)
 	if err != nil {
 		return err
 	}
-	sealer, err := keySealer(c)
+	keys, err := keySealer(c)
 	if err != nil {
 		return err
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(newLogger(a.stderr, c)),
-		store.WithClock(a.now), store.WithKeySealer(sealer)}, a.storeOptions...)...)
+		store.WithClock(a.now), store.WithKeySealer(keys.sealer)}, a.storeOptions...)...)
 	cancel()
 	if err != nil {
 		return err
 	}
 	defer s.Close()
-	return f(s)
+	return f(s, keys)
 }
 
-// withStore opens and migrates the database for one admin task.
+// withStore opens and migrates the database for one admin task, keeping a fresh
+// development secret first (or refusing to replace one keys are sealed under).
 func (a *app) withStore(ctx context.Context, cmd *cli.Command, f func(*store.Store) error) error {
-	return a.withDatabase(ctx, cmd, func(s *store.Store) error {
+	return a.withStoreKeys(ctx, cmd, func(s *store.Store, keys keySecrets) error {
+		if err := keys.keep(ctx, s); err != nil {
+			return err
+		}
+		return f(s)
+	})
+}
+
+// withStoreKeys is withStore for a task that needs the secrets, and keeps a fresh
+// development secret itself.
+func (a *app) withStoreKeys(ctx context.Context, cmd *cli.Command, f func(*store.Store, keySecrets) error) error {
+	return a.openDatabase(ctx, cmd, func(s *store.Store, keys keySecrets) error {
 		migrateCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		err := s.Migrate(migrateCtx)
 		cancel()
 		if err != nil {
 			return err
 		}
-		return f(s)
+		return f(s, keys)
 	})
 }
 

@@ -15,8 +15,9 @@ type config struct {
 	appEnv        string
 	introspection bool
 	pool          store.PoolOptions
-	// apiKeySecrets seal API keys (the first) and open them (all): models/keyseal.
-	apiKeySecrets [][]byte
+	// apiKeySecret seals new API keys and opens them; apiKeySecretPrevious only opens
+	// those sealed before a rotation (models/keyseal).
+	apiKeySecret, apiKeySecretPrevious []byte
 	// settings is every flag's effective value and where it came from, for serve to log.
 	settings []setting
 }
@@ -37,7 +38,7 @@ func (a *app) command() *cli.Command {
 			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db (several hosts of one cluster: host1:3306,host2:3306) or sqlite:path", Value: store.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
 			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
 			&cli.StringFlag{Name: "api-key-secret", Usage: "secret (at least 32 bytes) that seals new API keys so the inbox session can check subscriber hashes; the same on every instance (unset: keys are stored as hashes only; development keeps one in ./data)", Sources: cli.EnvVars("API_KEY_SECRET")},
-			&cli.StringFlag{Name: "api-key-secret-previous", Usage: "the secret API keys were sealed with before the current one: still opens them until `apikey reseal` has run", Sources: cli.EnvVars("API_KEY_SECRET_PREVIOUS")},
+			&cli.StringFlag{Name: "api-key-secret-previous", Usage: "the secret API keys were sealed with before the current one: still opens them, and never seals a new one, until apikey reseal has run", Sources: cli.EnvVars("API_KEY_SECRET_PREVIOUS")},
 			&cli.IntFlag{Name: "db-max-open-conns", Usage: "MySQL connection pool size", Value: store.DefaultPool.MaxOpenConns, Sources: cli.EnvVars("DB_MAX_OPEN_CONNS")},
 		},
 		Commands: []*cli.Command{
@@ -60,10 +61,11 @@ func loadConfig(cmd *cli.Command) (config, error) {
 		pool:        store.DefaultPool,
 		settings:    settingsOf(cmd),
 	}
-	for _, name := range []string{"api-key-secret", "api-key-secret-previous"} {
-		if v := cmd.String(name); v != "" {
-			c.apiKeySecrets = append(c.apiKeySecrets, []byte(v))
-		}
+	if v := cmd.String("api-key-secret"); v != "" {
+		c.apiKeySecret = []byte(v)
+	}
+	if v := cmd.String("api-key-secret-previous"); v != "" {
+		c.apiKeySecretPrevious = []byte(v)
 	}
 	if err := store.CheckDatabaseURL(c.databaseURL); err != nil {
 		return c, usageError{err}

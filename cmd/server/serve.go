@@ -190,15 +190,18 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	logger.Info("listening", "addr", l.ln.Addr().String(), "env", c.appEnv, "database", store.RedactURL(c.databaseURL))
 	logConfig(logger, c)
-	sealer, err := keySealer(c)
+	keys, err := keySealer(c)
 	if err != nil {
 		return l.abandon(ctx, err)
 	}
-	if !sealer.Enabled() {
+	switch {
+	case keys.sealer.Opens() && !keys.sealer.Enabled():
+		logger.Warn("API_KEY_SECRET is not set, only API_KEY_SECRET_PREVIOUS: keys sealed under it still open, but no API key can be created until API_KEY_SECRET is set")
+	case !keys.sealer.Enabled():
 		logger.Warn("API_KEY_SECRET is not set: new API keys are stored as hashes only, and the platform's inbox clients cannot open sessions with a subscriberHash")
 	}
-	st, demo, err := a.open(ctx, c, logger, append([]store.OpenOption{store.WithClock(now), store.WithAuthTTL(o.authTTL),
-		store.WithKeySealer(sealer)}, a.storeOptions...)...)
+	st, demo, err := a.open(ctx, c, logger, keys, append([]store.OpenOption{store.WithClock(now), store.WithAuthTTL(o.authTTL),
+		store.WithKeySealer(keys.sealer)}, a.storeOptions...)...)
 	if err != nil {
 		return l.abandon(ctx, err)
 	}
@@ -212,7 +215,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return err
 	}
 	svc := service.New(service.Options{Store: st, Sessions: d.sessions, Feed: feed, CursorSecret: []byte(o.cursorSecret),
-		EventRetention: o.eventRetention, Now: now})
+		EventRetention: o.eventRetention, Now: now, Logger: logger})
 	idempotency := edge.NewIdempotency(st, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	pool := models.NewBudgetPool(o.budgetTotal)
@@ -305,11 +308,15 @@ func useReplicas(st *store.Store, o store.ReplicaOptions, logger *slog.Logger) e
 	return nil
 }
 
-// open connects to the database, retrying while it is unreachable, and loads the demo
-// into a first-run embedded database.
-func (a *app) open(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, demo, error) {
+// open connects to the database, retrying while it is unreachable, checks the API key
+// secrets against it, and loads the demo into a first-run embedded database.
+func (a *app) open(ctx context.Context, c config, logger *slog.Logger, keys keySecrets, opts ...store.OpenOption) (*store.Store, demo, error) {
 	st, err := connect(ctx, c, logger, startBackoff, opts...)
 	if err != nil {
+		return nil, demo{}, err
+	}
+	if err := checkKeySecrets(ctx, st, keys, logger); err != nil {
+		_ = st.Close()
 		return nil, demo{}, err
 	}
 	var d demo

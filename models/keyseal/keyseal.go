@@ -4,10 +4,11 @@
 // verifying a subscriberHash (HMAC-SHA256 of a subscriber id keyed with the API key),
 // which the platform's inbox clients send to open a session without a key.
 //
-// A Sealer holds one or more secrets: it seals under the first and opens with whichever
-// sealed the value (a sealed value names its secret by a fingerprint), so a secret is
-// rotated by putting the new one first, resealing (`apikey reseal`), then dropping the
-// old one.
+// A Sealer holds a current secret and the secrets before it: it seals under the current
+// one and opens with whichever sealed the value (a sealed value names its secret by a
+// fingerprint), so a secret is rotated by making the new one current with the old one
+// previous, resealing (`apikey reseal`), then dropping the old one. A previous secret
+// never seals: a Sealer without a current one opens what they sealed and seals nothing.
 package keyseal
 
 import (
@@ -29,9 +30,11 @@ const fingerprintSize = 4
 // version is the first byte of a sealed value.
 const version = 1
 
-// Sealer seals and opens API keys. The zero value seals nothing.
+// Sealer seals and opens API keys. The zero value seals and opens nothing.
 type Sealer struct {
-	keys []sealKey
+	// keys open sealed values; the first seals when sealing is set.
+	keys    []sealKey
+	sealing bool
 }
 
 type sealKey struct {
@@ -39,13 +42,22 @@ type sealKey struct {
 	aead        cipher.AEAD
 }
 
-// New returns a Sealer over secrets, the first sealing; each must be at least MinSecret
-// bytes. No secrets gives a Sealer that seals nothing (Enabled is false).
-func New(secrets ...[]byte) (*Sealer, error) {
-	s := &Sealer{}
+// New returns a Sealer that seals under current and opens what current or any of
+// previous sealed; each secret must be at least MinSecret bytes. An empty current gives
+// a Sealer that seals nothing (Enabled is false) and opens what previous sealed.
+func New(current []byte, previous ...[]byte) (*Sealer, error) {
+	s := &Sealer{sealing: len(current) > 0}
+	secrets := previous
+	if s.sealing {
+		secrets = append([][]byte{current}, previous...)
+	}
 	for i, secret := range secrets {
 		if len(secret) < MinSecret {
-			return nil, fmt.Errorf("key sealing secret %d is %d bytes, want at least %d", i+1, len(secret), MinSecret)
+			which := "previous key sealing secret"
+			if s.sealing && i == 0 {
+				which = "key sealing secret"
+			}
+			return nil, fmt.Errorf("%s is %d bytes, want at least %d", which, len(secret), MinSecret)
 		}
 		// The secret is hashed into the AES key, so any length of at least 32 bytes of
 		// entropy gives a 256-bit key; the fingerprint hashes it with a label apart.
@@ -65,7 +77,15 @@ func New(secrets ...[]byte) (*Sealer, error) {
 }
 
 // Enabled reports whether s has a secret to seal with.
-func (s *Sealer) Enabled() bool { return s != nil && len(s.keys) > 0 }
+func (s *Sealer) Enabled() bool { return s != nil && s.sealing }
+
+// Opens reports whether s has any secret to open with: a current or a previous one.
+func (s *Sealer) Opens() bool { return s != nil && len(s.keys) > 0 }
+
+// ErrNoCurrentSecret is the answer for a new key when the Sealer has previous secrets
+// only: sealing it under one of them would tie it to a secret being retired, and storing
+// it unsealed would quietly make a key that cannot open inbox sessions.
+var ErrNoCurrentSecret = errors.New("no current key sealing secret, only a previous one: a new API key is sealed under the current secret only")
 
 // Seal returns apiKey sealed under the first secret, bound to keyID (a value sealed for
 // one key row does not open as another's); nil when s has no secret.

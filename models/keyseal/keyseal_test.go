@@ -67,3 +67,23 @@ func TestSecretTooShort(t *testing.T) {
 		t.Fatal("a nil Sealer seals")
 	}
 }
+
+// A previous secret alone opens what it sealed and seals nothing: new keys are never
+// sealed under a secret being retired.
+func TestPreviousSecretOnlyOpens(t *testing.T) {
+	old, _ := keyseal.New(oldSecret)
+	sealed := old.Seal("key1", "the-api-key")
+	previousOnly, err := keyseal.New(nil, oldSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := previousOnly.Open("key1", sealed); err != nil || got != "the-api-key" {
+		t.Fatalf("the previous secret alone does not open: %q, %v", got, err)
+	}
+	if previousOnly.Enabled() || !previousOnly.Opens() || previousOnly.Seal("key2", "another") != nil || previousOnly.Current(sealed) {
+		t.Fatal("a Sealer with only a previous secret seals, or calls its values current")
+	}
+	if _, err := keyseal.New(nil, []byte("short")); err == nil || !strings.Contains(err.Error(), "previous") {
+		t.Fatalf("a short previous secret: %v", err)
+	}
+}

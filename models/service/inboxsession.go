@@ -33,7 +33,9 @@ type InboxSession struct {
 // environment r names and, when one matches, issues a session token for the subscriber
 // as that key would (revoking the key ends it), valid for session.MaxTTL, creating the
 // subscriber if the environment does not know it yet. Any mismatch is the same
-// unauthorized answer.
+// unauthorized answer, unless some of the environment's keys are sealed under a secret
+// the server is not configured with: then the hash may be right and the server cannot
+// tell, which is a fault of its configuration, logged and answered as unavailable.
 func (s *Service) OpenInboxSession(ctx context.Context, r InboxSessionRequest) (*InboxSession, error) {
 	sub := r.Subscriber.SubscriberID
 	if err := checkText("subscriberId", sub); err != nil {
@@ -60,7 +62,7 @@ func (s *Service) OpenInboxSession(ctx context.Context, r InboxSessionRequest) (
 	if err != nil {
 		return nil, err
 	}
-	keys, err := s.store.SubscriberHashKeys(ctx, env.ID)
+	keys, unopenable, err := s.store.SubscriberHashKeys(ctx, env.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -72,6 +74,11 @@ func (s *Service) OpenInboxSession(ctx context.Context, r InboxSessionRequest) (
 			keyID = k.ID
 			break
 		}
+	}
+	if keyID == "" && len(unopenable) > 0 {
+		s.logger.ErrorContext(ctx, "subscriberHash cannot be checked: API keys of the environment are sealed under a secret this server is not configured with (API_KEY_SECRET, API_KEY_SECRET_PREVIOUS)",
+			"environmentId", env.ID, "unopenable", len(unopenable), "keyIds", strings.Join(unopenable[:min(len(unopenable), 10)], ","))
+		return nil, models.Errorf(models.EUNAVAILABLE, "subscriberHash cannot be checked: this server is not configured with the secret that this application's API keys are sealed under; its operator must correct the configuration (the server's log says how)")
 	}
 	if keyID == "" {
 		return nil, refused

@@ -6,6 +6,8 @@ import (
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +102,34 @@ func TestOpenInboxSession(t *testing.T) {
 		}
 		if n := got.Counts.Count(models.Unread()); n != 0 {
 			t.Errorf("a new subscriber has %d unread", n)
+		}
+
+		// A key sealed under a secret this service's store does not have: a hash keyed
+		// with it may be right, and the answer says the server cannot tell, logged.
+		other, err := keyseal.New(bytes.Repeat([]byte("o"), 32))
+		if err != nil {
+			t.Fatal(err)
+		}
+		foreign, rec, err := s.CreateAPIKey(ctx, a.Env.ID, "sealed elsewhere")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.DB().Exec("UPDATE api_keys SET sealed = ? WHERE id = ?", other.Seal(rec.ID, foreign), rec.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		var log bytes.Buffer
+		logged := service.New(service.Options{Store: sealedStore, Sessions: signer, Logger: slog.New(slog.NewJSONHandler(&log, nil))})
+		got, err = logged.OpenInboxSession(ctx, service.InboxSessionRequest{ApplicationIdentifier: appA, SubscriberHash: subscriberHash(foreign, "ada"),
+			Subscriber: models.Subscriber{SubscriberID: "ada"}})
+		if models.ErrorCode(err) != models.EUNAVAILABLE || got != nil || strings.Contains(err.Error(), foreign) {
+			t.Errorf("a key no secret opens: %v, %v; want unavailable and no session", got, err)
+		}
+		if !strings.Contains(log.String(), `"level":"ERROR","msg":"subscriberHash cannot be checked`) || !strings.Contains(log.String(), rec.ID) {
+			t.Errorf("the refusal is not logged with the key's id:\n%s", log.String())
+		}
+		if _, err := logged.OpenInboxSession(ctx, service.InboxSessionRequest{ApplicationIdentifier: appA, SubscriberHash: subscriberHash(keyA, "ada"),
+			Subscriber: models.Subscriber{SubscriberID: "ada"}}); err != nil {
+			t.Errorf("a key the secret opens, beside one it does not: %v", err)
 		}
 	}, store.WithKeySealer(sealer))
 }

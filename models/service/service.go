@@ -9,6 +9,7 @@ package service
 import (
 	"context"
 	"crypto/rand"
+	"log/slog"
 	"time"
 
 	"messages/models"
@@ -37,6 +38,9 @@ type Options struct {
 	EventRetention time.Duration
 	// Now is the service's clock; nil means time.Now.
 	Now func() time.Time
+	// Logger records what a client is refused for a fault of the server's configuration;
+	// nil means slog.Default().
+	Logger *slog.Logger
 }
 
 // Service holds the rules; its methods are safe for concurrent use.
@@ -47,6 +51,7 @@ type Service struct {
 	cursors   cursorKey
 	retention time.Duration
 	now       func() time.Time
+	logger    *slog.Logger
 }
 
 // New returns the service of o.
@@ -61,8 +66,11 @@ func New(o Options) *Service {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
 	return &Service{store: o.Store, sessions: o.Sessions, feed: o.Feed, cursors: cursorKey(o.CursorSecret),
-		retention: o.EventRetention, now: o.Now}
+		retention: o.EventRetention, now: o.Now, logger: o.Logger}
 }
 
 // Authenticate resolves an API key to its caller; an unknown or revoked key is

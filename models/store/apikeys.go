@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"messages/models"
+	"messages/models/keyseal"
 	"slices"
 
 	"gorm.io/gorm"
@@ -63,8 +64,13 @@ func (s *Store) Environment(ctx context.Context, id string) (*models.Environment
 }
 
 // CreateAPIKey mints a key for an existing environment and returns it in clear, the only
-// time it is ever seen: only its hash is stored.
+// time it is ever seen: only its hash is stored, and its sealed form when the store's
+// sealer has a current secret. A sealer with only a previous secret refuses
+// (keyseal.ErrNoCurrentSecret): the key would be sealed under a secret being retired.
 func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (string, *models.APIKey, error) {
+	if s.o.sealer.Opens() && !s.o.sealer.Enabled() {
+		return "", nil, keyseal.ErrNoCurrentSecret
+	}
 	var env models.Environment
 	err := s.conn(ctx).Where("id = ?", environmentID).Take(&env).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
@@ -86,7 +92,11 @@ func (s *Store) CreateAPIKey(ctx context.Context, environmentID, name string) (s
 		CreatedAt:     s.Now().UTC(),
 	}
 	rec.Sealed = s.o.sealer.Seal(rec.ID, key)
-	if err := s.conn(ctx).Create(rec).Error; err != nil {
+	db := s.conn(ctx)
+	if rec.Sealed == nil {
+		db = db.Omit("Sealed") // NULL: SQLite's driver would store nil as an empty blob
+	}
+	if err := db.Create(rec).Error; err != nil {
 		return "", nil, err
 	}
 	return key, rec, nil
