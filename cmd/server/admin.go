@@ -139,8 +139,12 @@ func (a *app) apikeyCommand() *cli.Command {
 							return usageError{errors.New("API_KEY_SECRET is not set, only API_KEY_SECRET_PREVIOUS: a new key is sealed under the current secret only, " +
 								"never under the one being retired; set API_KEY_SECRET and create the key again")}
 						}
-						if err := keys.keep(ctx, s); err != nil {
+						check, err := keys.check(ctx, s)
+						if err != nil {
 							return err
+						}
+						if len(check.Unopenable) > 0 {
+							fmt.Fprintln(a.stderr, "warning:", keys.partly(check))
 						}
 						envID := cmd.String("environment-id")
 						if _, err := s.EnsureEnvironment(ctx, envID, cmd.String("organization-id"), ""); err != nil {

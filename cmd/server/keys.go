@@ -134,34 +134,50 @@ func writeDevelopmentSecret(f *freshSecret) error {
 	return nil
 }
 
-// checkKeySecrets is serve's check of the API key secrets against the database, before
-// it serves: a fresh development secret is kept (or refused); secrets that open none of
-// the active sealed keys are a configuration error, since every inbox session keyed
-// with them would be refused; secrets that open some are an error record naming the
-// others, whose sessions are answered 503.
-func checkKeySecrets(ctx context.Context, st *store.Store, k keySecrets, logger *slog.Logger) error {
+// check keeps a fresh development secret (or refuses to replace one) and opens every
+// active sealed key with k's secrets: secrets that open none of them are a configuration
+// error naming how many and what to set, since every inbox session keyed with them would
+// be refused and every key created with them would be sealed under a secret the servers
+// may not have. When some open, the others are the caller's to report (partly).
+func (k keySecrets) check(ctx context.Context, st *store.Store) (store.SealedKeys, error) {
 	if err := k.keep(ctx, st); err != nil {
-		return err
+		return store.SealedKeys{}, err
 	}
 	check, err := st.CheckSealedKeys(ctx)
 	if err != nil {
-		return err
+		return check, err
 	}
 	n := len(check.Unopenable)
 	switch {
 	case n == 0:
-		return nil
+		return check, nil
 	case !k.sealer.Opens():
-		return usageError{fmt.Errorf("API_KEY_SECRET is not set, and %s under a secret: set API_KEY_SECRET to that secret "+
+		return check, usageError{fmt.Errorf("API_KEY_SECRET is not set, and %s under a secret: set API_KEY_SECRET to that secret "+
 			"(during a rotation, the new one, and the old one in API_KEY_SECRET_PREVIOUS); %s", isSealed(n), forgetUnopenableHint)}
 	case n == check.Sealed:
-		return usageError{fmt.Errorf("%s opens none of the %s: set API_KEY_SECRET to the secret they were sealed under "+
+		return check, usageError{fmt.Errorf("%s opens none of the %s: set API_KEY_SECRET to the secret they were sealed under "+
 			"(during a rotation, the new one, and the old one in API_KEY_SECRET_PREVIOUS); %s", k.name, plural(n, "sealed API key"), forgetUnopenableHint)}
 	}
-	logger.Error(fmt.Sprintf("%s opens %d of the %s: subscriber hashes keyed with the others are answered 503 until the secret they were sealed under "+
-		"is set (API_KEY_SECRET, or API_KEY_SECRET_PREVIOUS during a rotation); %s", k.name, check.Sealed-n, plural(check.Sealed, "sealed API key"), forgetUnopenableHint),
-		"unopenable", n, "keyIds", strings.Join(check.Unopenable[:min(n, 10)], ","))
-	return nil
+	return check, nil
+}
+
+// partly says how many of the sealed keys of check k's secrets open, and what to do
+// about the others.
+func (k keySecrets) partly(check store.SealedKeys) string {
+	return fmt.Sprintf("%s opens %d of the %s: subscriber hashes keyed with the others are answered 503 until the secret they were sealed under "+
+		"is set (API_KEY_SECRET, or API_KEY_SECRET_PREVIOUS during a rotation); %s",
+		k.name, check.Sealed-len(check.Unopenable), plural(check.Sealed, "sealed API key"), forgetUnopenableHint)
+}
+
+// checkKeySecrets is serve's check of the API key secrets against the database, before
+// it serves: secrets that open none of the sealed keys stop it (check); secrets that
+// open some are an error record naming the others, whose sessions are answered 503.
+func checkKeySecrets(ctx context.Context, st *store.Store, k keySecrets, logger *slog.Logger) error {
+	check, err := k.check(ctx, st)
+	if n := len(check.Unopenable); err == nil && n > 0 {
+		logger.Error(k.partly(check), "unopenable", n, "keyIds", strings.Join(check.Unopenable[:min(n, 10)], ","))
+	}
+	return err
 }
 
 // isSealed says n keys are sealed: "1 API key is sealed", "2 API keys are sealed".

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"messages/models/dbtest"
+	"messages/models/keyseal"
 	"messages/models/store"
 )
 
@@ -69,11 +70,12 @@ func openInboxSession(t *testing.T, base, app, key, subscriberID string) inboxRe
 }
 
 // A secret that opens none of the sealed keys stops serve at start, naming how many it
-// cannot open and what to set; one that opens some starts with an error record naming
-// the others, and a session keyed with one of those is a 503 that says why, logged,
+// cannot open and what to set, and creates no key; one that opens some starts with an
+// error record naming the others, and a session keyed with one of those is a 503 that says why, logged,
 // instead of "subscriberHash does not match".
 func TestAPIKeySecretThatOpensNoKeyIsRefused(t *testing.T) {
-	productionStore(t, dbtest.URL(t, store.DialectMySQL))
+	databaseURL := dbtest.URL(t, store.DialectMySQL)
+	productionStore(t, databaseURL)
 	const env = "660000000000000000000031"
 	t.Setenv("API_KEY_SECRET", secretA)
 	keyA, app := createKey(t, env, "sealed under A")
@@ -93,11 +95,35 @@ func TestAPIKeySecretThatOpensNoKeyIsRefused(t *testing.T) {
 		}
 	})
 
-	t.Setenv("API_KEY_SECRET", secretB)
-	keyB, _ := createKey(t, env, "sealed under B")
+	t.Run("create2WrongSecret", func(t *testing.T) {
+		t.Setenv("API_KEY_SECRET", secretB)
+		code, stdout, stderr := runCLI(t, "", "apikey", "create", "--environment-id", env, "--name", "sealed under B")
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "API_KEY_SECRET opens none of the 1 sealed API key") {
+			t.Errorf("apikey create with a secret that opens no key exited %d, want 2 and no key:\n%s%s", code, stdout, stderr)
+		}
+	})
+
+	// A key sealed under another secret, as an instance configured with it would seal it.
+	sealerB, err := keyseal.New([]byte(secretB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	underB, err := store.Open(context.Background(), databaseURL, store.DefaultPool, store.WithKeySealer(sealerB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer underB.Close()
+	keyB, _, err := underB.CreateAPIKey(context.Background(), env, "sealed under B")
+	if err != nil {
+		t.Fatal(err)
+	}
 	t.Setenv("API_KEY_SECRET", secretA)
+	if code, _, stderr := runCLI(t, "", "apikey", "create", "--environment-id", env, "--name", "another"); code != 0 ||
+		!strings.Contains(stderr, "warning: API_KEY_SECRET opens 1 of the 2 sealed API keys") {
+		t.Errorf("apikey create with a secret that opens some keys exited %d, want 0 with a warning:\n%s", code, stderr)
+	}
 	srv := start(t)
-	if rec := logRecord(srv.stderr.String(), "API_KEY_SECRET opens 1 of the 2 sealed API keys"); rec["level"] != "ERROR" || rec["unopenable"] != 1.0 {
+	if rec := logRecord(srv.stderr.String(), "API_KEY_SECRET opens 2 of the 3 sealed API keys"); rec["level"] != "ERROR" || rec["unopenable"] != 1.0 {
 		t.Errorf("serve started without an error record naming the key it cannot open: %v\n%s", rec, srv.stderr)
 	}
 	if r := openInboxSession(t, srv.base, app, keyA, "ada"); r.status != http.StatusCreated {
