@@ -10,4 +10,7 @@ type MarkAction struct {
 	Status       MessageActionStatus
 	// Payload replaces the stored result payload when set; nil keeps it.
 	Payload JSON
+	// Channel, when set, is the channel the message must be of: a message of another is
+	// not found (the inbox API changes in-app messages only).
+	Channel *ChannelType
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 
 	"messages/models"
@@ -76,32 +78,55 @@ func parseActionBody(w http.ResponseWriter, r *http.Request) (actionBody, error)
 }
 
 // readJSONObject decodes a request body that must be one JSON object into v: another
-// media type is 415, over MaxBodyBytes 413, anything but one object 400.
+// media type is 415, over MaxBodyBytes 413, anything but one object 400, a member of the
+// wrong JSON type 422 naming it.
 func readJSONObject(w http.ResponseWriter, r *http.Request, v any) error {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		mt, _, err := mime.ParseMediaType(ct)
-		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			return &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}
-		}
-	}
-	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return &statusError{http.StatusRequestEntityTooLarge, "request body is larger than 1 MiB"}
-	}
+	raw, err := readJSONBody(w, r)
 	if err != nil {
-		return models.Errorf(models.EMALFORMED, "request body could not be read")
+		return err
 	}
-	trimmed := bytes.TrimSpace(raw)
-	if len(trimmed) == 0 || trimmed[0] != '{' {
-		return models.Errorf(models.EMALFORMED, "request body must be a JSON object")
-	}
-	dec := json.NewDecoder(bytes.NewReader(trimmed))
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(v); err != nil {
-		return models.Errorf(models.EMALFORMED, "request body is not valid JSON")
+		return decodeError(err, reflect.TypeOf(v), "")
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return models.Errorf(models.EMALFORMED, "request body has data after the JSON object")
 	}
 	return nil
+}
+
+// readJSONBody reads a request body that must be one JSON object: another media type is
+// 415, a body over the limit 413 (the limit it met, MaxBodyBytes or an edge's lower one),
+// anything but an object 400.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
+			return nil, &statusError{http.StatusUnsupportedMediaType, "Content-Type must be application/json"}
+		}
+	}
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, &statusError{http.StatusRequestEntityTooLarge, "request body is larger than " + byteSize(tooLarge.Limit)}
+	}
+	if err != nil {
+		return nil, models.Errorf(models.EMALFORMED, "request body could not be read")
+	}
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		return nil, models.Errorf(models.EMALFORMED, "request body must be a JSON object")
+	}
+	return trimmed, nil
+}
+
+// byteSize is a size limit as people write it: 16 KiB, 1 MiB, or bytes.
+func byteSize(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.FormatInt(n>>20, 10) + " MiB"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.FormatInt(n>>10, 10) + " KiB"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
 }

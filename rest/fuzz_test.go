@@ -83,6 +83,8 @@ func FuzzParseListQuery(f *testing.F) {
 		"transactionId[0][1]=a", "transactionId[][]=a", "transactionId%5B-1%5D=a", "transactionId[00]=a&transactionId[]=b",
 		"foo[]=a&Channel[]=x&transactionIds[0]=y&transactionId]=z",
 		"transactionId[-1]=a&page=x",
+		"subscriberid=alice", "Channel=fax&limit=5", "channel=email&channel=sms", "limit=5&limit=50&page=x",
+		"contextKeys=&limit=5", "contextKeys=tenant:acme", "contextKeys=&contextKeys=a",
 	} {
 		f.Add(seed)
 	}
@@ -93,6 +95,12 @@ func FuzzParseListQuery(f *testing.F) {
 		if bad := malformedParams(v); len(bad) > 0 {
 			if field := invalidField(err); !bad[field] {
 				t.Fatalf("malformed keys of %v: error %v (field %q), want invalid naming one of them", bad, err, field)
+			}
+			return
+		}
+		if bad := unreadParams(v); len(bad) > 0 {
+			if field := invalidField(err); !bad[field] {
+				t.Fatalf("unknown, repeated or unusable keys %v: error %v (field %q), want invalid naming one of them", bad, err, field)
 			}
 			return
 		}
@@ -200,6 +208,33 @@ func malformedParams(v url.Values) map[string]bool {
 			if len(inner) < 3 || inner[len(inner)-1] != ']' || err != nil || n > math.MaxInt {
 				bad[name] = true
 			}
+		}
+	}
+	return bad
+}
+
+// unreadParams names, independently of parseListQuery, the keys it cannot apply whole:
+// unknown ones, single-valued parameters given more than once, and contextKeys with a
+// value (this server keeps no contexts).
+func unreadParams(v url.Values) map[string]bool {
+	bad := map[string]bool{}
+	for k, vals := range v {
+		switch {
+		case k == "channel" || k == "subscriberId" || k == "page" || k == "limit":
+			if len(vals) > 1 {
+				bad[k] = true
+			}
+		case strings.HasPrefix(k, "contextKeys["):
+			bad["contextKeys"] = true
+		case k == "contextKeys":
+			if slices.ContainsFunc(vals, func(s string) bool { return s != "" }) {
+				bad[k] = true
+			}
+		case k == "transactionId" || k == "transactionId[]":
+		case strings.HasPrefix(k, "transactionId[") && strings.HasSuffix(k, "]"):
+			// an index; malformedParams judged it
+		default:
+			bad[quotedKey(k)] = true
 		}
 	}
 	return bad

@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -94,12 +95,16 @@ type inboxFilter struct {
 }
 
 // parseInboxQuery reads the list's query values: limit, offset, after, the state flags,
-// severity, tags, createdGte and createdLte. The one filter this server cannot apply,
-// data, is refused by name rather than ignored, which would answer messages it excludes.
+// severity, tags, createdGte and createdLte. A parameter it does not know, one given
+// twice, and the one filter this server cannot apply, data, are refused by name rather
+// than ignored, which would answer messages they exclude.
 func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]any, error) {
 	q := service.InboxQuery{Channel: &inAppChannel, Parts: models.ListOptions{Subscribers: true, Templates: true}}
 	var f inboxFilter
 	echo := map[string]any{}
+	if err := checkParams(v, inboxListParams, inboxListArrays, "GET /v1/inbox/notifications takes "+inboxListTakes); err != nil {
+		return q, f, nil, err
+	}
 	var err error
 	if q.Limit, err = intParam(v, "limit"); err != nil {
 		return q, f, nil, err
@@ -157,6 +162,75 @@ func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]
 	return q, f, echo, nil
 }
 
+// inboxListParams are the list's parameters that take one value.
+var inboxListParams = []string{"limit", "offset", "after", "read", "seen", "archived", "snoozed", "data", "createdGte", "createdLte"}
+
+const inboxListTakes = "limit, offset, after, read, seen, archived, snoozed, severity, tags, data, createdGte and createdLte"
+
+// inboxListArrays reports the keys of the list's arrays: severity (severity=a,
+// severity[]=a, severity[0]=a) and tags (tags[]=a, or in groups tags[0][]=a).
+func inboxListArrays(key string) bool {
+	return arrayKey(key, "severity") || key == "tags" || key == "tags[]" || tagGroupKey(key)
+}
+
+// arrayKey reports whether key is one of the keys arrayParam reads for name: name,
+// name[] or name[N].
+func arrayKey(key, name string) bool {
+	brackets, ok := strings.CutPrefix(key, name)
+	if !ok {
+		return false
+	}
+	if brackets == "" || brackets == "[]" {
+		return true
+	}
+	_, ok = bracketIndex(strings.TrimPrefix(brackets, "["))
+	return ok && brackets[0] == '['
+}
+
+// tagGroupKey reports whether key is tags[N][], a group of the client's tags.
+func tagGroupKey(key string) bool {
+	inner, ok := strings.CutPrefix(key, "tags[")
+	if !ok {
+		return false
+	}
+	index, ok := strings.CutSuffix(inner, "[]")
+	if !ok {
+		return false
+	}
+	_, ok = bracketIndex(index)
+	return ok
+}
+
+// checkParams refuses, naming it, a query parameter that is neither one of single, given
+// once, nor a key arrays reports: ignored, it would drop the filter it was meant to be.
+// takes says what the route takes.
+func checkParams(v url.Values, single []string, arrays func(key string) bool, takes string) error {
+	var bad []string
+	for k, vals := range v {
+		if slices.Contains(single, k) && len(vals) > 1 || !slices.Contains(single, k) && !arrays(k) {
+			bad = append(bad, k)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	slices.Sort(bad) // the same refusal for the same query
+	key := bad[0]
+	if slices.Contains(single, key) {
+		return models.Invalid(key, v[key], key+" is given more than once: give it once")
+	}
+	if name, _, _ := strings.Cut(key, "["); name != key && (slices.Contains(single, name) || arrays(name)) {
+		// A parameter's name in a form this server does not read, as tags[x]=a.
+		return models.Invalid(name, quotedKey(key), fmt.Sprintf("%s is not a form of %s this server reads: %s", quotedKey(key), name, takes))
+	}
+	var value any = v[key]
+	if len(v[key]) == 1 {
+		value = quotedKey(v[key][0])
+	}
+	key = quotedKey(key)
+	return models.Invalid(key, value, fmt.Sprintf("unknown parameter %q: %s", key, takes))
+}
+
 // stateFlags are the client's state filters and the StateFilter field each sets.
 var stateFlags = []struct {
 	name  string
@@ -179,8 +253,8 @@ func boolValue(name, raw string) (bool, error) {
 }
 
 // queryTags reads the list's tags in the client's two forms: one group, tags[]=a&tags[]=b
-// (a or b), or several, tags[0][]=a&tags[1][]=b (a and b). Other bracketed forms are
-// refused by name rather than ignored.
+// (a or b), or several, tags[0][]=a&tags[1][]=b (a and b). Other keys are refused before
+// (checkParams); an empty tag is refused, as no workflow has one.
 func queryTags(v url.Values) ([][]string, error) {
 	var flat []string
 	indexed := map[int][]string{}
@@ -188,11 +262,8 @@ func queryTags(v url.Values) ([][]string, error) {
 		switch {
 		case k == "tags" || k == "tags[]":
 			flat = append(flat, vals...)
-		case strings.HasPrefix(k, "tags["):
-			n, ok := bracketIndex(strings.TrimSuffix(strings.TrimPrefix(k, "tags["), "[]"))
-			if !ok || !strings.HasSuffix(k, "][]") {
-				return nil, models.Invalid("tags", quotedKey(k), "tags is sent as tags[]=a, or in groups as tags[0][]=a&tags[1][]=b")
-			}
+		case tagGroupKey(k):
+			n, _ := bracketIndex(strings.TrimSuffix(strings.TrimPrefix(k, "tags["), "[]"))
 			indexed[n] = append(indexed[n], vals...)
 		}
 	}
@@ -202,6 +273,11 @@ func queryTags(v url.Values) ([][]string, error) {
 	}
 	for _, n := range slices.Sorted(maps.Keys(indexed)) {
 		groups = append(groups, indexed[n])
+	}
+	for _, g := range groups {
+		if slices.Contains(g, "") {
+			return nil, models.Invalid("tags", "", tagsForms)
+		}
 	}
 	return groups, nil
 }
@@ -219,49 +295,63 @@ func echoTags(groups [][]string) any {
 	return map[string]any{"and": and}
 }
 
-// jsonTags reads a tags filter of a JSON body or count filter in the client's forms:
-// ["a", "b"] or {"or": ["a", "b"]} (a or b), {"and": [{"or": ["a"]}, {"or": ["b"]}]} (a
-// and b); null and empty forms filter nothing.
-func jsonTags(raw json.RawMessage) ([][]string, error) {
-	refused := models.Invalid("tags", rawValue(raw), `tags must be ["a", ...], {"or": ["a", ...]} or {"and": [{"or": ["a", ...]}, ...]}`)
-	if len(raw) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return nil, nil
-	}
-	var list []string
-	if json.Unmarshal(raw, &list) == nil {
-		return nonEmptyGroups([][]string{list}), nil
-	}
-	var form struct {
-		Or  *[]string `json:"or"`
-		And *[]struct {
-			Or []string `json:"or"`
-		} `json:"and"`
-	}
-	if err := json.Unmarshal(raw, &form); err != nil || (form.Or != nil) == (form.And != nil) {
-		if err == nil && form.Or == nil && form.And == nil && emptyObject(raw) {
-			return nil, nil
-		}
-		return nil, refused
-	}
-	if form.Or != nil {
-		return nonEmptyGroups([][]string{*form.Or}), nil
-	}
-	groups := make([][]string, 0, len(*form.And))
-	for _, g := range *form.And {
-		groups = append(groups, g.Or)
-	}
-	return nonEmptyGroups(groups), nil
+// tagsForms says what a tags filter may be.
+const tagsForms = `tags must be ["a", ...], {"or": ["a", ...]} or {"and": [{"or": ["a", ...]}, ...]}, each tag a non-empty string and no group empty`
+
+// tagsFilter is the client's tags filter in a JSON body or count filter: ["a", "b"] or
+// {"or": ["a", "b"]} (a or b), {"and": [{"or": ["a"]}, {"or": ["b"]}]} (a and b). null
+// and the empty forms [], {"or": []} and {"and": []} filter nothing, as the client's own
+// encoding of a list's tags takes them. Anything else is refused: a member of another
+// name, a group without tags inside an and, a tag that is not a non-empty string.
+type tagsFilter struct {
+	groups [][]string
 }
 
-// nonEmptyGroups drops empty groups, which the client's own filtering ignores too.
-func nonEmptyGroups(groups [][]string) [][]string {
-	var out [][]string
-	for _, g := range groups {
-		if len(g) > 0 {
-			out = append(out, g)
+// UnmarshalJSON reads the filter, refusing what it cannot apply.
+func (f *tagsFilter) UnmarshalJSON(raw []byte) error {
+	refused := models.Invalid("tags", nil, tagsForms)
+	raw = bytes.TrimSpace(raw)
+	f.groups = nil
+	switch {
+	case string(raw) == "null":
+		return nil
+	case raw[0] == '[':
+		var list []string
+		if decodeStrict(raw, &list, "") != nil || slices.Contains(list, "") {
+			return refused
 		}
+		if len(list) > 0 {
+			f.groups = [][]string{list}
+		}
+		return nil
+	case raw[0] == '{':
+		var form struct {
+			Or  *[]string `json:"or"`
+			And *[]struct {
+				Or *[]string `json:"or"`
+			} `json:"and"`
+		}
+		if decodeStrict(raw, &form, "") != nil || (form.Or == nil) == (form.And == nil) {
+			return refused
+		}
+		if form.Or != nil {
+			if slices.Contains(*form.Or, "") {
+				return refused
+			}
+			if len(*form.Or) > 0 {
+				f.groups = [][]string{*form.Or}
+			}
+			return nil
+		}
+		for _, g := range *form.And {
+			if g.Or == nil || len(*g.Or) == 0 || slices.Contains(*g.Or, "") {
+				return refused
+			}
+			f.groups = append(f.groups, *g.Or)
+		}
+		return nil
 	}
-	return out
+	return refused
 }
 
 // severityFilter checks each severity is one of the client's and reports whether none

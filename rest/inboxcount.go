@@ -1,7 +1,9 @@
 package rest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"time"
@@ -50,6 +52,10 @@ func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
 // parseCountFilters reads the filters parameter, a JSON array of the client's
 // NotificationFilters, and returns each as sent and as parsed.
 func parseCountFilters(v url.Values) ([]json.RawMessage, []inboxFilter, error) {
+	noArrays := func(string) bool { return false }
+	if err := checkParams(v, []string{"filters"}, noArrays, "GET /v1/inbox/notifications/count takes filters"); err != nil {
+		return nil, nil, err
+	}
 	text, ok := first(v, "filters")
 	if !ok {
 		return nil, nil, models.Invalid("filters", nil, `filters is required: a JSON array of filters, as filters=[{"read":false}]`)
@@ -72,64 +78,95 @@ func parseCountFilters(v url.Values) ([]json.RawMessage, []inboxFilter, error) {
 	return raw, out, nil
 }
 
-// parseCountFilter reads one filter object; members it does not know are ignored, as
-// the client's own are (contextKeys).
+// countFilter is one of the client's NotificationFilters as the count request sends it.
+type countFilter struct {
+	Read       *bool           `json:"read"`
+	Seen       *bool           `json:"seen"`
+	Archived   *bool           `json:"archived"`
+	Snoozed    *bool           `json:"snoozed"`
+	Severity   severities      `json:"severity"`
+	Tags       tagsFilter      `json:"tags"`
+	Data       json.RawMessage `json:"data"`
+	CreatedGte *int64          `json:"createdGte"`
+	CreatedLte *int64          `json:"createdLte"`
+}
+
+// countFilterMembers says what a count filter takes.
+const countFilterMembers = "read, seen, archived, snoozed, severity, tags, data, createdGte and createdLte"
+
+// parseCountFilter reads one filter object. A member it does not know, a member of the
+// wrong type and a filter it cannot apply are refused by name: ignored, each would count
+// messages the filter excludes.
 func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
 	var f inboxFilter
-	var members map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &members); err != nil || members == nil {
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
 		return f, models.Invalid("filters", rawValue(raw), "each filter must be a JSON object")
 	}
-	for _, flag := range stateFlags {
-		m, ok := members[flag.name]
-		if !ok || string(m) == "null" {
-			continue
-		}
-		var b bool
-		if err := json.Unmarshal(m, &b); err != nil {
-			return f, models.Invalid(flag.name, rawValue(m), flag.name+" must be true or false")
-		}
-		*flag.field(&f.state) = &b
+	var c countFilter
+	if err := decodeStrict(raw, &c, countFilterMembers); err != nil {
+		return f, createdRefusal(err)
 	}
-	if m, ok := members["severity"]; ok && string(m) != "null" {
-		var list []string
-		var one string
-		switch {
-		case json.Unmarshal(m, &one) == nil:
-			list = []string{one}
-		case json.Unmarshal(m, &list) == nil:
-		default:
-			return f, models.Invalid("severity", rawValue(m), "severity must be a severity or an array of them")
-		}
-		if len(list) > 0 {
-			var err error
-			if f.noneMatch, err = severityFilter(list); err != nil {
-				return f, err
-			}
+	f.state = models.StateFilter{Read: c.Read, Seen: c.Seen, Archived: c.Archived, Snoozed: c.Snoozed}
+	if len(c.Severity) > 0 {
+		var err error
+		if f.noneMatch, err = severityFilter(c.Severity); err != nil {
+			return f, err
 		}
 	}
-	var err error
-	if f.tags, err = jsonTags(members["tags"]); err != nil {
-		return f, err
+	f.tags = c.Tags.groups
+	if len(c.Data) > 0 && !emptyObject(c.Data) {
+		return f, unsupportedFilter("data", rawValue(c.Data))
 	}
-	if m, ok := members["data"]; ok && !emptyObject(m) {
-		return f, unsupportedFilter("data", rawValue(m))
+	if c.CreatedGte != nil {
+		f.createdFrom = createdBound(*c.CreatedGte)
 	}
-	for _, c := range []struct {
-		name  string
-		bound **models.Time
-	}{{"createdGte", &f.createdFrom}, {"createdLte", &f.createdTo}} {
-		m, ok := members[c.name]
-		if !ok || string(m) == "null" {
-			continue
-		}
-		var n int64
-		if err := json.Unmarshal(m, &n); err != nil {
-			return f, createdInvalid(c.name, rawValue(m))
-		}
-		*c.bound = createdBound(n)
+	if c.CreatedLte != nil {
+		f.createdTo = createdBound(*c.CreatedLte)
 	}
 	return f, nil
+}
+
+// createdRefusal is err with the creation bounds' own message when it refuses one.
+func createdRefusal(err error) error {
+	for _, name := range []string{"createdGte", "createdLte"} {
+		if invalidMember(err) == name {
+			return createdInvalid(name, nil)
+		}
+	}
+	return err
+}
+
+// invalidMember is the one member an EINVALID error names, or "".
+func invalidMember(err error) string {
+	var e *models.Error
+	if !errors.As(err, &e) || e.Code != models.EINVALID || len(e.Fields) != 1 {
+		return ""
+	}
+	for name := range e.Fields {
+		return name
+	}
+	return ""
+}
+
+// severities is the client's severity filter: one severity, or an array of them.
+type severities []string
+
+// UnmarshalJSON reads a severity or an array of them; null is none.
+func (s *severities) UnmarshalJSON(raw []byte) error {
+	*s = nil
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if string(bytes.TrimSpace(raw)) != "null" {
+			*s = severities{one}
+		}
+		return nil
+	}
+	var list []string
+	if err := decodeStrict(raw, &list, ""); err != nil {
+		return models.Invalid("severity", rawValue(raw), "severity must be a severity or an array of them")
+	}
+	*s = list
+	return nil
 }
 
 // createdBound is a creation bound as the client sends it, milliseconds since 1970.

@@ -50,6 +50,11 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
+	arrays := func(key string) bool { return arrayKey(key, "tags") || arrayKey(key, "severity") }
+	if err := checkParams(values, []string{"criticality"}, arrays, "GET /v1/inbox/preferences takes tags, severity and criticality"); err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
 	tags := arrayParam(values, "tags")
 	noneMatch := false
 	if severities := arrayParam(values, "severity"); len(severities) > 0 {

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"messages/models"
@@ -150,6 +151,9 @@ func parseInboxSession(b inboxSessionBody) (service.InboxSessionRequest, error) 
 	}
 	if len(sub.Data) > 0 && sub.Data[0] != '{' {
 		return req, models.Invalid("subscriber.data", rawValue(json.RawMessage(sub.Data)), "subscriber.data must be an object")
+	}
+	if sub.Data.Depth() > models.MaxJSONDepth {
+		return req, models.Invalid("subscriber.data", nil, fmt.Sprintf("subscriber.data must not nest deeper than %d levels", models.MaxJSONDepth))
 	}
 	req.Subscriber = models.Subscriber{SubscriberID: sub.SubscriberID, FirstName: sub.FirstName, LastName: sub.LastName,
 		Email: sub.Email, Phone: sub.Phone, Avatar: sub.Avatar, Locale: sub.Locale, Timezone: sub.Timezone, Data: sub.Data}

@@ -3,6 +3,7 @@ package rest
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
 
 	"messages/models"
 )
@@ -22,8 +23,7 @@ var inboxChanges = map[string]models.StateChange{
 // unarchive, snooze (body {"snoozeUntil"}), unsnooze, and complete and revert (body
 // {"actionType": "primary" | "secondary"}), which press a call-to-action button or take
 // the press back. It answers the message as changed; another subscriber's message is not
-// found, and so, for the state changes, is one that is not in-app (a button press is
-// the mark of /v1, which any of the subscriber's messages takes).
+// found, and so is one that is not in-app.
 func (s *Server) inboxChange(w http.ResponseWriter, r *http.Request) {
 	caller, err := inboxCaller(r)
 	if err != nil {
@@ -91,8 +91,8 @@ func (s *Server) inboxSnooze(r *http.Request, w http.ResponseWriter, caller mode
 	return s.changeOne(r, caller, id, models.StateChange{SnoozedUntil: &until})
 }
 
-// inboxAction completes (presses) or reverts a call-to-action button of the message:
-// the mark of /v1, done or pending, for the body's actionType.
+// inboxAction completes (presses) or reverts a call-to-action button of the in-app
+// message: the mark of /v1, done or pending, for the body's actionType.
 func (s *Server) inboxAction(r *http.Request, w http.ResponseWriter, caller models.Caller, id, name string) (*models.Message, error) {
 	var body struct {
 		ActionType json.RawMessage `json:"actionType"`
@@ -111,8 +111,12 @@ func (s *Server) inboxAction(r *http.Request, w http.ResponseWriter, caller mode
 	if name == "revert" {
 		status = models.ActionPending
 	}
-	return s.service.Mark(r.Context(), models.MarkAction{SubscriberID: caller.SubscriberID, MessageID: id,
-		Type: models.ButtonType(button), Status: status})
+	m, err := s.service.Mark(r.Context(), models.MarkAction{SubscriberID: caller.SubscriberID, MessageID: id,
+		Type: models.ButtonType(button), Status: status, Channel: &inAppChannel})
+	if models.ErrorCode(err) == models.ENOTFOUND {
+		return nil, notificationNotFound()
+	}
+	return m, err
 }
 
 // readOptionalJSONObject is readJSONObject for a body the client may leave out.
@@ -152,36 +156,68 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, RouteNotFound(r))
 		return
 	}
-	var body struct {
-		NotificationIDs []string        `json:"notificationIds"`
-		Tags            json.RawMessage `json:"tags"`
-		Data            json.RawMessage `json:"data"`
+	var body inboxBulkBody
+	if r.ContentLength != 0 {
+		raw, err := readJSONBody(w, r)
+		if err == nil {
+			err = decodeStrict(raw, &body, "notificationIds (seen only), tags and data")
+		}
+		if err != nil {
+			s.errors.WriteError(w, r, err)
+			return
+		}
 	}
-	if err := readOptionalJSONObject(w, r, &body); err != nil {
+	if err := body.check(name); err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	tags, err := jsonTags(body.Tags)
-	if err != nil {
-		s.errors.WriteError(w, r, err)
+	if body.NotificationIDs != nil && len(*body.NotificationIDs) == 0 {
+		// No message named, none changed: as the platform answers it, not all of them.
+		writeJSON(w, http.StatusOK, envelope{bulkChanged{0}})
 		return
 	}
-	if len(body.Data) > 0 && !emptyData(body.Data) {
-		s.errors.WriteError(w, r, unsupportedFilter("data", rawValue(body.Data)))
-		return
-	}
+	tags := body.Tags.groups
 	target := models.StateTarget{SubscriberID: caller.SubscriberID, Channel: &inAppChannel, Filter: bulk.filter, Tags: tags}
-	if name == "seen" {
-		target.MessageIDs = body.NotificationIDs
+	if body.NotificationIDs != nil {
+		target.MessageIDs = *body.NotificationIDs
 	}
 	changed, err := s.service.StateChange(r.Context(), target, bulk.change)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, envelope{struct {
-		Changed int `json:"changed"`
-	}{changed.Changed}})
+	writeJSON(w, http.StatusOK, envelope{bulkChanged{changed.Changed}})
+}
+
+// bulkChanged is the answer of a bulk change: how many messages changed.
+type bulkChanged struct {
+	Changed int `json:"changed"`
+}
+
+// inboxBulkBody is the body of a bulk change, as the client sends it: the messages to
+// see by id (seen only), the tags filter, and the data filter, JSON text.
+type inboxBulkBody struct {
+	NotificationIDs *[]string       `json:"notificationIds"`
+	Tags            tagsFilter      `json:"tags"`
+	Data            json.RawMessage `json:"data"`
+}
+
+// check refuses what the bulk change name cannot apply: notificationIds but on seen,
+// an id that is not a non-empty string, and a data filter.
+func (b inboxBulkBody) check(name string) error {
+	if b.NotificationIDs != nil {
+		if name != "seen" {
+			return models.Invalid("notificationIds", *b.NotificationIDs,
+				"notificationIds is taken by POST /v1/inbox/notifications/seen only: "+name+" changes every message its tags match")
+		}
+		if slices.Contains(*b.NotificationIDs, "") {
+			return models.Invalid("notificationIds", *b.NotificationIDs, "notificationIds must be an array of notification ids")
+		}
+	}
+	if len(b.Data) > 0 && !emptyData(b.Data) {
+		return unsupportedFilter("data", rawValue(b.Data))
+	}
+	return nil
 }
 
 // emptyData reports a data filter that filters nothing: null, {}, or the client's

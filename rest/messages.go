@@ -50,12 +50,22 @@ type listQuery struct {
 }
 
 // parseListQuery reads the query string. Only the shape is checked here (integers are
-// integers, brackets only where an array may have them); ranges, enums and defaults are
-// the service's. Unknown parameters are ignored.
+// integers, brackets only where an array may have them, each single-valued parameter
+// once); ranges, enums and defaults are the service's. A parameter it does not know is
+// refused by name: ignored, a misspelt filter would answer the whole list.
 func parseListQuery(v url.Values) (listQuery, error) {
 	var q listQuery
 	if err := refuseBracketForms(v); err != nil {
 		return q, err
+	}
+	arrays := func(key string) bool { return arrayKey(key, "transactionId") || key == "contextKeys" }
+	if err := checkParams(v, []string{"channel", "subscriberId", "page", "limit"}, arrays,
+		"GET /v1/messages takes channel, subscriberId, transactionId, page and limit"); err != nil {
+		return q, err
+	}
+	if keys := slices.DeleteFunc(slices.Clone(v["contextKeys"]), func(k string) bool { return k == "" }); len(keys) > 0 {
+		return q, models.Invalid("contextKeys", keys,
+			"this server keeps no contexts of messages and cannot filter by them: leave contextKeys out")
 	}
 	if c, ok := first(v, "channel"); ok {
 		ch := models.ChannelType(c)

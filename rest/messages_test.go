@@ -140,7 +140,7 @@ func TestListMessagesFilters(t *testing.T) {
 			{"list200ChannelSubscriberTransaction", "channel=in_app&subscriberId=bob&transactionId=t1", []string{"m3"}},
 			{"list200ChannelSubscriberTransactionNone", "channel=sms&subscriberId=bob&transactionId=t1", []string{}},
 			{"list200ChannelOtherSubscriberEmpty", "channel=email&subscriberId=bob", []string{}},
-			{"list200UnknownParametersIgnored", "foo=bar&subscriberid=alice&Channel=fax&limit=10", all},
+			{"list200EmptyContextKeys", "contextKeys=&limit=10", all},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
@@ -190,8 +190,9 @@ func TestListMessagesTransactionEncodings(t *testing.T) {
 }
 
 // A key that is a bracketed form of a parameter the API does not read is refused naming
-// the parameter, instead of dropping its filter and answering the whole list; unrelated
-// keys stay ignored.
+// the parameter, instead of dropping its filter and answering the whole list; so is a
+// parameter it does not know (a misspelt filter), one given twice, and a filter it
+// cannot apply.
 func TestListMessagesBracketForms(t *testing.T) {
 	t.Parallel()
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
@@ -226,11 +227,28 @@ func TestListMessagesBracketForms(t *testing.T) {
 			})
 		}
 		for _, tt := range []struct {
+			name, query, field string
+			value              any
+		}{
+			{"list422UnknownParameter", "foo=bar&limit=10", "foo", "bar"},
+			{"list422MisspeltSubscriber", "subscriberid=alice", "subscriberid", "alice"},
+			{"list422MisspeltChannel", "Channel=fax", "Channel", "fax"},
+			{"list422UnrelatedBrackets", "foo[]=x&transactionIds[0]=t9", "foo[]", "x"},
+			{"list422RepeatedChannel", "channel=email&channel=sms", "channel", []any{"email", "sms"}},
+			{"list422RepeatedLimit", "limit=5&limit=50", "limit", []any{"5", "50"}},
+			{"list422ContextKeys", "contextKeys=tenant:acme", "contextKeys", []any{"tenant:acme"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				uri := "/v1/messages?" + tt.query
+				body := errorBody(t, a.get(t, in.a.Key, uri), http.StatusUnprocessableEntity, uri)
+				fieldError(t, body, tt.field, tt.value)
+			})
+		}
+		for _, tt := range []struct {
 			name, query string
 			want        []string
 		}{
 			{"list200IndexLeadingZero", "transactionId[01]=t1", []string{"m3", "m1"}},
-			{"list200UnrelatedBracketsIgnored", "foo[]=x&Channel[]=fax&transactionIds[0]=t9&transactionId]=t9&limit]=0", []string{"m7", "m6", "m5", "m4", "m3", "m2", "m1"}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				uri := "/v1/messages?" + tt.query

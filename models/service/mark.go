@@ -22,6 +22,17 @@ func (s *Service) Mark(ctx context.Context, a models.MarkAction) (*models.Messag
 	if caller.Scoped() && a.SubscriberID != caller.SubscriberID {
 		return nil, models.Errorf(models.ENOTFOUND, "message not found")
 	}
+	if a.Channel != nil {
+		// A message's channel never changes, so it is checked before the mark rather than
+		// in the mark's statement.
+		found, err := s.store.Nodes(ctx, caller.EnvironmentID, models.NodeQuery{Messages: []string{a.MessageID}, SubscriberID: a.SubscriberID})
+		if err != nil {
+			return nil, err
+		}
+		if m := found.Messages[a.MessageID]; m == nil || m.Channel != *a.Channel {
+			return nil, models.Errorf(models.ENOTFOUND, "message not found")
+		}
+	}
 	return s.store.MarkMessageAction(ctx, caller.EnvironmentID, a)
 }
 
