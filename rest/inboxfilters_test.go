@@ -122,6 +122,32 @@ func TestInboxFiltersRefused(t *testing.T) {
 			})
 		}
 
+		// GraphQL's filter is a typed input: gqlgen refuses its unknown fields and wrong
+		// types, in the document and in variables, before anything runs.
+		for _, tt := range []struct {
+			name, query string
+			variables   map[string]any
+		}{
+			{"markAllRefusedUnknownFieldLiteral", `mutation { markAllMessages(subscriberId: "shared", channel: in_app, where: {reed: false}, archived: true) }`, nil},
+			{"markAllRefusedUnknownFieldVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) }`,
+				map[string]any{"w": map[string]any{"reed": false}}},
+			{"markAllRefusedWrongTypeVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) }`,
+				map[string]any{"w": map[string]any{"read": "false"}}},
+			{"markAllRefusedChannelTypo", `mutation($c: ChannelType) { markAllMessages(subscriberId: "shared", channel: $c, archived: true) }`,
+				map[string]any{"c": "inapp"}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				res := api.graphql(t, a.Key, tt.query, tt.variables)
+				body := decode(t, res.body)
+				if errs, _ := body["errors"].([]any); len(errs) == 0 || body["data"] != nil {
+					t.Errorf("%d %s: want errors and no data", res.status, res.body)
+				}
+				if diff := cmp.Diff(before, inboxRows(t, s, a.Env.ID)); diff != "" {
+					t.Errorf("a refused operation changed messages (-before +after):\n%s", diff)
+				}
+			})
+		}
+
 		// The button of an email is not the inbox's to press: not found, as every other
 		// change of a message that is not in-app.
 		for _, change := range []string{"complete", "revert"} {

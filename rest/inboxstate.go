@@ -156,18 +156,8 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, RouteNotFound(r))
 		return
 	}
-	var body inboxBulkBody
-	if r.ContentLength != 0 {
-		raw, err := readJSONBody(w, r)
-		if err == nil {
-			err = decodeStrict(raw, &body, "notificationIds (seen only), tags and data")
-		}
-		if err != nil {
-			s.errors.WriteError(w, r, err)
-			return
-		}
-	}
-	if err := body.check(name); err != nil {
+	body, err := readBulkBody(w, r, name)
+	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
@@ -200,6 +190,22 @@ type inboxBulkBody struct {
 	NotificationIDs *[]string       `json:"notificationIds"`
 	Tags            tagsFilter      `json:"tags"`
 	Data            json.RawMessage `json:"data"`
+}
+
+// readBulkBody reads the body of the bulk change name, which the client may leave out,
+// refusing what the change cannot apply.
+func readBulkBody(w http.ResponseWriter, r *http.Request, name string) (inboxBulkBody, error) {
+	var body inboxBulkBody
+	if r.ContentLength != 0 {
+		raw, err := readJSONBody(w, r)
+		if err != nil {
+			return body, err
+		}
+		if err := decodeStrict(raw, &body, "notificationIds (seen only), tags and data"); err != nil {
+			return body, err
+		}
+	}
+	return body, body.check(name)
 }
 
 // check refuses what the bulk change name cannot apply: notificationIds but on seen,
