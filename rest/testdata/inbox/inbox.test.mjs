@@ -304,6 +304,48 @@ describe('tenancy: two environments share the subscriberId', () => {
   });
 });
 
+describe('a filter the server cannot apply', () => {
+  // A typo in a tags filter once archived every message; now it is refused and nothing
+  // changes, through the client and through a raw request with its session.
+  const typo = { and: [{ OR_typo: ['no-such-tag'] }] };
+
+  test('is refused with 422 and changes nothing', async () => {
+    const { novu, session } = await open({ app: keyA.app, key: keyA.key });
+    const before = await stored(keyA);
+    const countsBefore = await counts(keyA);
+
+    for (const [name, call] of [
+      ['archiveAll', () => novu.notifications.archiveAll({ tags: typo })],
+      ['readAll', () => novu.notifications.readAll({ tags: typo })],
+      ['archiveAllRead', () => novu.notifications.archiveAllRead({ tags: typo })],
+      ['count', () => novu.notifications.count({ filters: [{ tags: typo }] })],
+      ['count of an unknown member', () => novu.notifications.count({ filters: [{ reed: false }] })],
+    ]) {
+      const res = await call();
+      assert.equal(res.error?.originalError?.status, 422, `${name}: ${JSON.stringify(res)}`);
+    }
+
+    const res = await fetch(`${server.baseURL}/v1/inbox/notifications/archive`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${session.token}` },
+      body: JSON.stringify({ tags: typo }),
+    });
+    assert.equal(res.status, 422);
+    const body = await res.json();
+    assert.equal(body.statusCode, 422);
+    assert.ok(body.errors.tags, `the refusal names tags: ${JSON.stringify(body)}`);
+
+    assert.deepEqual(await stored(keyA), before, 'no message changed');
+    assert.deepEqual(await counts(keyA), countsBefore, 'no count moved');
+
+    const wellFormed = await fetch(`${server.baseURL}/v1/inbox/notifications/archive`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${session.token}` },
+      body: JSON.stringify({ tags: { and: [{ or: ['no-such-tag'] }] } }),
+    });
+    assert.deepEqual(await wellFormed.json(), { data: { changed: 0 } }, 'the well-formed filter matches nothing');
+    assert.deepEqual(await stored(keyA), before);
+  });
+});
+
 describe('bulk writes', () => {
   test('see, read and archive all, past 100 messages, and no one else\'s', async () => {
     const { novu } = await open({ app: keyA.app, key: keyA.key });
