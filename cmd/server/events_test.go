@@ -304,7 +304,8 @@ func TestMessageEventsAcrossInstancesAndTransports(t *testing.T) {
 }
 
 // A socket's connection_init counts against the environment's rate limit like a
-// request: past the burst, sockets are refused with 4429 and nothing else happens.
+// request: past the burst, sockets are closed with 1013 Try Again Later (which
+// graphql-ws's client retries with back-off) and nothing else happens.
 func TestMessageEventsRateLimited(t *testing.T) {
 	w := newSessionWorld(t, store.DialectSQLite, "--rate-limit", "0.001", "--rate-burst", "3")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -316,7 +317,7 @@ func TestMessageEventsRateLimited(t *testing.T) {
 			t.Cleanup(func() { _ = c.Close() })
 			continue
 		}
-		if !errors.As(err, &refused) || refused.Code != 4429 || !strings.HasPrefix(refused.Reason, "Too many requests: ") {
+		if !errors.As(err, &refused) || refused.Code != 1013 || !strings.HasPrefix(refused.Reason, "Try Again Later: rate limit exceeded for this environment") {
 			t.Fatalf("socket %d: %v", i+1, err)
 		}
 		if i < 3 {

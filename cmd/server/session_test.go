@@ -342,19 +342,24 @@ func TestSubscriberSessions(t *testing.T) {
 	}
 }
 
-// A session has a rate limit of its own, on top of its environment's: one busy browser
-// is refused without its neighbours noticing.
+// A subscriber has a rate limit of its own, all its sessions together, on top of its
+// environment's: one busy person is refused without their neighbours noticing, and a new
+// session does not bring a new allowance.
 func TestSessionRateLimit(t *testing.T) {
 	w := newSessionWorld(t, store.DialectSQLite, "--session-rate-limit", "0.01", "--session-rate-burst", "2")
 	alice, bob := "Bearer "+w.token(t, "alice"), "Bearer "+w.token(t, "bob")
+	aliceAgain := "Bearer " + w.token(t, "alice")
 	for i := range 2 {
 		if r := w.call(t, http.MethodGet, "/v1/messages", alice, ""); r.status != http.StatusOK || r.header.Get("RateLimit-Limit") != "2" {
 			t.Fatalf("request %d: %d, RateLimit-Limit %q", i+1, r.status, r.header.Get("RateLimit-Limit"))
 		}
 	}
 	r := w.call(t, http.MethodGet, "/v1/messages", alice, "")
-	if msg := errorMessage(t, r, http.StatusTooManyRequests); !strings.Contains(msg, "subscriber session") || r.header.Get("Retry-After") == "" {
+	if msg := errorMessage(t, r, http.StatusTooManyRequests); !strings.Contains(msg, "for this subscriber (all its sessions together)") || r.header.Get("Retry-After") == "" {
 		t.Errorf("third request: %q, Retry-After %q", msg, r.header.Get("Retry-After"))
+	}
+	if r := w.call(t, http.MethodGet, "/v1/messages", aliceAgain, ""); r.status != http.StatusTooManyRequests {
+		t.Errorf("alice's other session was let through: %d", r.status)
 	}
 	if _, codes := w.gql(t, alice, `{ messages { totalCount } }`, nil); len(codes) != 1 || codes[0] != "RATE_LIMITED" {
 		t.Errorf("GraphQL codes %v, want RATE_LIMITED", codes)

@@ -19,7 +19,18 @@ import (
 // MaxSubscriptions at once, MaxInFlight queries and mutations at once, messages of at
 // most ReadLimit bytes.
 //
-// Close codes, as the protocol defines them, with a reason naming what was hit:
+// A socket under load waits, it is not closed: a client that sends more queries and
+// mutations than MaxInFlight (Apollo Client's GraphQLWsLink sends a page's queries at
+// once) has the rest handled in turn as the running ones finish, its later messages
+// waiting unhandled meanwhile (back-pressure; socket.receive bounds them). An operation
+// refused gets an error message for its id, and the socket stays open: past the rate
+// limit (RATE_LIMITED, saying when to retry), past MaxSubscriptions, past the bytes a
+// socket may have waiting, a document that does not parse or validate.
+//
+// Close codes, with a reason naming what was hit. Those of the protocol are 44xx, and
+// graphql-ws's client takes 4400, 4401, 4406, 4409 and 4429 as fatal (it never
+// reconnects), so none of them is used for load or limits: where the server must close
+// a socket for those, it uses 1013, which the client retries with back-off.
 //
 //	4400  a message that is not the protocol's (not JSON, an unknown type, a bad payload)
 //	4401  subscribe before connection_ack
@@ -27,14 +38,11 @@ import (
 //	4406  a subprotocol other than graphql-transport-ws
 //	4408  no connection_init within InitTimeout
 //	4409  subscribe with the id of an operation still running
-//	4429  a second connection_init; over the caller's rate limit at connection_init; more
-//	      subscriptions or operations in flight than the socket may hold; more than
-//	      maxRefusedInRow operations in a row sent past the rate limit
+//	4429  a second connection_init (what the protocol reserves it for)
 //	1008  a ping not answered within the ping interval
-//	1013  the database could not be asked at connection_init: retry later
-//
-// An operation refused before it runs (over the rate limit, a document that does not
-// parse or validate) gets an error message for its id, and the socket stays open.
+//	1013  Try Again Later: over the caller's rate limit at connection_init, or the
+//	      database could not be asked then; more than twice maxInboxBytes of messages
+//	      other than subscribes waiting
 //
 // An idle socket costs no goroutine: the process's poller reads every socket
 // (poller.go), and the server pings each one with a WebSocket ping frame every Ping,
@@ -77,9 +85,11 @@ const subprotocol = "graphql-transport-ws"
 type SocketOptions struct {
 	// InitTimeout is how long a socket may stay open without connection_init.
 	InitTimeout time.Duration
-	// MaxSubscriptions is how many subscriptions one socket may hold at once.
+	// MaxSubscriptions is how many subscriptions one socket may hold at once; one more
+	// is refused by itself.
 	MaxSubscriptions int
-	// MaxInFlight is how many queries and mutations one socket may run at once.
+	// MaxInFlight is how many queries and mutations one socket runs at once; the next
+	// waits until one finishes.
 	MaxInFlight int
 	// ReadLimit is the largest message accepted, in bytes: a larger one is refused on its
 	// frame's header, with a 1009 close frame, and the connection dropped at once.
@@ -130,7 +140,7 @@ const (
 	closeSubprotocol     = 4406
 	closeInitTimeout     = 4408
 	closeSubscriberTaken = 4409
-	closeTooMany         = 4429
+	closeSecondInit      = 4429
 	closeNoPong          = 1008
 	closeTryAgain        = 1013
 	closeNormal          = 1000

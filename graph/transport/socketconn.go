@@ -12,6 +12,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/lesismal/nbio/nbhttp/websocket"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/models"
 )
@@ -51,27 +52,14 @@ type socket struct {
 	inbox      [][]byte
 	inboxBytes int
 	handling   bool
-	// refusedInRow counts the operations refused by the rate limit since one ran.
-	refusedInRow int
+	// freed is signalled when a query or mutation finishes, for a subscribe waiting for
+	// its slot (awaitSlot).
+	freed chan struct{}
 }
-
-// maxRefusedInRow is how many operations in a row a socket may send past its rate limit,
-// each answered RATE_LIMITED with when to retry, before it is closed with 4429: a client
-// that ignores the answer costs the server a refusal per message, as fast as it sends.
-const maxRefusedInRow = 10
 
 // closeWait is how long a socket the server closes waits for the client's close frame
 // before its connection is closed all the same.
 const closeWait = 5 * time.Second
-
-// overLimit counts one more refused operation and reports whether the socket has sent
-// too many in a row.
-func (s *socket) overLimit() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.refusedInRow++
-	return s.refusedInRow > maxRefusedInRow
-}
 
 // socketOp is one running operation.
 type socketOp struct {
@@ -96,7 +84,7 @@ func newSocket(t WebSocket, exec graphql.GraphExecutor, r *http.Request) *socket
 	ops, cancel := context.WithCancel(context.WithoutCancel(r.Context()))
 	// The request's headers are not kept (a kilobyte a socket): its operations' credential
 	// is connection_init's, and no operation reads a header.
-	s := &socket{t: t, exec: exec, ops: ops, cancel: cancel, running: map[string]*socketOp{}}
+	s := &socket{t: t, exec: exec, ops: ops, cancel: cancel, running: map[string]*socketOp{}, freed: make(chan struct{}, 1)}
 	s.initTimer = time.AfterFunc(t.o.InitTimeout, func() {
 		s.mu.Lock()
 		initiated := s.initiated
@@ -128,23 +116,36 @@ func (s *socket) handlers(u *websocket.Upgrader) {
 }
 
 // maxInboxBytes bounds the bytes of the messages a socket has received and not yet
-// handled (while connection_init or a subscribe waits on the database, say): a client
-// that sends faster than its messages are handled is closed with 4429.
+// handled (while its operations in flight are at MaxInFlight, or connection_init or a
+// subscribe waits on the database): past it each subscribe is refused by itself, at once
+// (it then holds nothing), and the other messages (complete, ping, pong, all small) still
+// wait in turn, up to twice the bound. Past that the socket is closed with 1013, which
+// clients retry.
 const maxInboxBytes = 1 << 20
 
 // receive queues a message the poller read, to be handled in order on a goroutine that
 // lasts as long as messages wait: the poller's own goroutine, which calls it, must not
-// wait on what a message asks (the database, Redis).
+// wait on what a message asks (the database, Redis, a slot among the operations in
+// flight). The poller reads every socket, so the messages a socket's client sends while
+// its operations run wait here, not in the kernel's buffer.
 func (s *socket) receive(data []byte) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
 		return
 	}
-	if s.inboxBytes+len(data) > maxInboxBytes {
+	if waiting := s.inboxBytes + len(data); waiting > maxInboxBytes {
 		s.mu.Unlock()
-		s.close(closeTooMany, fmt.Sprintf("Too many messages waiting: at most %d bytes of them", maxInboxBytes))
-		return
+		if id, ok := subscribeID(data); ok {
+			s.refuse(id, gqlerror.List{presentCoded(models.Errorf(models.ERATELIMITED,
+				"too many operations waiting on this socket (%d bytes of messages not yet handled): send it again once some are answered", maxInboxBytes))})
+			return
+		}
+		if waiting > 2*maxInboxBytes {
+			s.close(closeTryAgain, fmt.Sprintf("Try Again Later: more than %d bytes of messages waiting", 2*maxInboxBytes))
+			return
+		}
+		s.mu.Lock()
 	}
 	// The poller reuses data once this returns.
 	s.inbox = append(s.inbox, bytes.Clone(data))
@@ -246,6 +247,18 @@ func (s *socket) finish() {
 	}
 }
 
+// subscribeID is the id of a subscribe message, read without its payload.
+func subscribeID(data []byte) (string, bool) {
+	var m struct {
+		Type string  `json:"type"`
+		ID   *string `json:"id"`
+	}
+	if json.Unmarshal(data, &m) != nil || m.Type != "subscribe" || m.ID == nil || *m.ID == "" {
+		return "", false
+	}
+	return *m.ID, true
+}
+
 // inMessage is a message from the client.
 type inMessage struct {
 	Type    string          `json:"type"`
@@ -300,7 +313,7 @@ func (s *socket) init(payload json.RawMessage) {
 	}
 	s.mu.Unlock()
 	if again {
-		s.close(closeTooMany, "Too many initialisation requests")
+		s.close(closeSecondInit, "Too many initialisation requests")
 		return
 	}
 	var fields map[string]any
@@ -317,9 +330,11 @@ func (s *socket) init(payload json.RawMessage) {
 	if err != nil {
 		switch {
 		case models.ErrorCode(err) == models.ERATELIMITED:
-			s.close(closeTooMany, "Too many requests: "+models.ErrorMessage(err))
+			// graphql-ws's client reconnects after 1013 with back-off (4429, which this was,
+			// it takes as fatal and never reconnects).
+			s.close(closeTryAgain, "Try Again Later: "+models.ErrorMessage(err))
 		case models.ErrorCode(err) == models.EUNAVAILABLE:
-			s.close(closeTryAgain, "database unavailable, retry later")
+			s.close(closeTryAgain, "Try Again Later: database unavailable")
 		default:
 			s.close(closeForbidden, "Forbidden: "+models.ErrorMessage(err))
 		}

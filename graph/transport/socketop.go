@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -23,9 +22,12 @@ type subscribePayload struct {
 	Extensions    map[string]any `json:"extensions"`
 }
 
-// subscribe runs one operation: admitted by the caller's rate limit, then parsed and
-// validated, then run within the socket's bounds: a query or mutation in a goroutine of
-// its own, a subscription by start.
+// subscribe runs one operation: once the socket has a slot among its operations in
+// flight (awaitSlot), admitted by the caller's rate limit, then parsed and validated,
+// then run within the socket's bounds: a query or mutation in a goroutine of its own, a
+// subscription by start. An operation refused (past the rate limit, past the socket's
+// subscriptions, a document that does not validate) gets an error message of its own and
+// the socket stays open.
 func (s *socket) subscribe(id string, payload json.RawMessage) {
 	s.mu.Lock()
 	ctx, taken := s.caller, s.running[id] != nil
@@ -46,17 +48,15 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 		s.close(closeBadRequest, "Invalid message received: subscribe's payload must be an object with a query")
 		return
 	}
+	if !s.awaitSlot() {
+		return
+	}
+	// A refusal costs what a 429 to a request costs; the socket is kept, as a keep-alive
+	// connection is kept after a 429.
 	if err := s.t.gate.Admit(ctx); err != nil {
-		if s.overLimit() {
-			s.close(closeTooMany, "Too many requests: the socket kept sending past its rate limit; "+models.ErrorMessage(err))
-			return
-		}
 		s.refuse(id, gqlerror.List{presentCoded(err)})
 		return
 	}
-	s.mu.Lock()
-	s.refusedInRow = 0
-	s.mu.Unlock()
 	params := &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables,
 		Extensions: p.Extensions, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
 	ctx = graphql.StartOperationTrace(ctx)
@@ -74,11 +74,8 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 		return
 	case op.subscription && s.subs >= s.t.o.MaxSubscriptions:
 		s.mu.Unlock()
-		s.close(closeTooMany, fmt.Sprintf("Too many subscriptions: at most %d on one socket", s.t.o.MaxSubscriptions))
-		return
-	case !op.subscription && s.inFlight >= s.t.o.MaxInFlight:
-		s.mu.Unlock()
-		s.close(closeTooMany, fmt.Sprintf("Too many operations in flight: at most %d queries and mutations at once on one socket", s.t.o.MaxInFlight))
+		s.refuse(id, gqlerror.List{presentCoded(models.Errorf(models.ERATELIMITED,
+			"too many subscriptions: at most %d on one socket; complete one first, or open another socket", s.t.o.MaxSubscriptions))})
 		return
 	}
 	if op.subscription {
@@ -94,6 +91,29 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 		return
 	}
 	go s.run(ctx, id, op, oc, params)
+}
+
+// awaitSlot waits while the socket runs MaxInFlight queries and mutations, until one
+// finishes (each within the request deadline): meanwhile the socket's later messages wait
+// in its queue, unhandled, as requests wait for a free connection; none is refused or
+// dropped for it. It reports false when the socket closed first.
+func (s *socket) awaitSlot() bool {
+	for {
+		s.mu.Lock()
+		full, closed := s.inFlight >= s.t.o.MaxInFlight, s.closed
+		s.mu.Unlock()
+		switch {
+		case closed:
+			return false
+		case !full:
+			return true
+		}
+		select {
+		case <-s.freed:
+		case <-s.ops.Done():
+			return false
+		}
+	}
 }
 
 // start opens a subscription. When its stream takes a models.Readiness (the resolver
@@ -197,8 +217,12 @@ func (s *socket) done(id string, op *socketOp) {
 	}
 	if op.subscription {
 		s.subs--
-	} else {
-		s.inFlight--
+		return
+	}
+	s.inFlight--
+	select {
+	case s.freed <- struct{}{}:
+	default: // a wake is pending already
 	}
 }
 

@@ -49,8 +49,8 @@ type Options struct {
 	Auth Authenticator
 	// Limiter is the rate limit per environment; nil means none.
 	Limiter *RateLimiter
-	// SessionLimiter is the rate limit per subscriber session, on top of the
-	// environment's; nil means none.
+	// SessionLimiter is the rate limit of subscriber sessions, one bucket per subscriber
+	// (all its sessions together), on top of the environment's; nil means none.
 	SessionLimiter *RateLimiter
 	// AddressLimiter is the rate limit per client address of the requests a mount
 	// authenticates itself (Mount.Keyless); nil refuses them.

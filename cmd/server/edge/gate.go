@@ -61,7 +61,8 @@ func (g *Gate) Open(ctx context.Context, authorization string) (context.Context,
 }
 
 // Admit takes one operation's tokens from the rate-limit buckets of ctx's caller: its
-// session's, then its environment's. A refusal is a RATE_LIMITED error saying when to
+// subscriber's (for a session: all the subscriber's sessions share it), then its
+// environment's. A refusal is a RATE_LIMITED error saying when to
 // retry; nothing is taken then from the environment.
 func (g *Gate) Admit(ctx context.Context) error {
 	caller, err := models.CallerFrom(ctx)

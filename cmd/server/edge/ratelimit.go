@@ -23,11 +23,14 @@ const (
 	DefaultRateLimit = 50.0
 	// DefaultRateBurst is the bucket size: requests a rested environment may send at once.
 	DefaultRateBurst = 100
-	// DefaultSessionRateLimit is the sustained requests per second of one subscriber
-	// session: an inbox polls and marks, a script does not.
-	DefaultSessionRateLimit = 5.0
-	// DefaultSessionRateBurst is what a session may send at once (a page load's queries).
-	DefaultSessionRateBurst = 20
+	// DefaultSessionRateLimit is the sustained requests per second of one subscriber,
+	// all its sessions together: a person's inbox tabs poll and mark, a script does not.
+	DefaultSessionRateLimit = 10.0
+	// DefaultSessionRateBurst is what one subscriber's sessions may send at once: ten
+	// tabs reconnecting together (a laptop waking up), each a connection_init, a
+	// subscription or two and a page load's queries, or the inbox client's session, list,
+	// counts and socket: about 50.
+	DefaultSessionRateBurst = 60
 	// DefaultRedisTimeout bounds a Redis round trip before the request passes unlimited.
 	DefaultRedisTimeout = 100 * time.Millisecond
 	// DefaultRedisKeyPrefix namespaces the buckets in a Redis shared with other uses.
@@ -177,8 +180,8 @@ func (l *RateLimiter) take(ctx context.Context, env string) (decision, bool) {
 }
 
 // RateLimit takes a token from the caller's environment bucket before next runs and, for
-// a subscriber session, one from that session's own bucket in sessions as well, so one
-// browser cannot spend its environment's allowance. It must sit inside Authenticate,
+// a subscriber session, one from its subscriber's bucket in sessions as well, so one
+// person's browsers cannot spend their environment's allowance. It must sit inside Authenticate,
 // which puts the caller in the context; without one it answers 401, so a wiring mistake
 // fails closed. A nil limiter disables that limit.
 //
@@ -227,16 +230,23 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 	}
 }
 
-// admit takes one token of the caller's session bucket (a subscriber session's) and of
-// its environment's: the session's first, since it is the likelier to refuse, and then
-// the environment keeps its token. shown is the decision the caller paces itself by (the
-// session's bucket for a session), or on a refusal the refusing bucket's, with err saying
-// when to retry; nil when no bucket could be asked (Redis down: the request passes).
+// admit takes one token of the caller's subscriber bucket (for a subscriber session) and
+// of its environment's: the subscriber's first, since it is the likelier to refuse, and
+// then the environment keeps its token. shown is the decision the caller paces itself by
+// (its subscriber's bucket for a session), or on a refusal the refusing bucket's, with
+// err saying when to retry; nil when no bucket could be asked (Redis down: the request
+// passes).
+//
+// The unit of the session limit is the subscriber, all its sessions together, not one
+// session token: tokens are cheap to get (each inbox tab opens its own, and the keyless
+// POST /v1/inbox/session hands one to whoever knows a subscriber's hash), so a bucket per
+// token would give one person as many allowances as tokens they ask for; a subscriber is
+// the person the limit is about, and its bucket is the same on every instance.
 func admit(ctx context.Context, caller models.Caller, l, sessions *RateLimiter) (shown *decision, err error) {
 	if caller.Scoped() && sessions != nil {
 		if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID); ok {
 			if !d.allowed {
-				return &d, sessions.refusal(d, "this subscriber session")
+				return &d, sessions.refusal(d, "this subscriber (all its sessions together)")
 			}
 			shown = &d
 		}
