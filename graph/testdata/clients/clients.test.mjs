@@ -9,3 +9,4 @@ import './suites/apollo.mjs';
 import './suites/http-cache.mjs';
 import './suites/subscriptions.mjs';
 import './suites/doors.mjs';
+import './suites/backpressure.mjs';
