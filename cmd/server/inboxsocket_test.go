@@ -341,9 +341,9 @@ func TestInboxSocket(t *testing.T) {
 			})
 
 			t.Run("rateLimitOnConnect", func(t *testing.T) {
-				// Each connect takes a token of the session's bucket (burst 20).
+				// Each connect takes a token of its subscriber's bucket (burst 60, 10 a second).
 				token := w.token(t, "carol")
-				for i := range 40 {
+				for i := range 200 {
 					c, status := dialInbox(t, w.srv.base, token, nil)
 					if c != nil {
 						_ = c.conn.Close(websocket.StatusNormalClosure, "")
@@ -358,7 +358,7 @@ func TestInboxSocket(t *testing.T) {
 						return
 					}
 				}
-				t.Error("40 connects in a row were never rate limited")
+				t.Error("200 connects in a row were never rate limited")
 			})
 
 			t.Run("sessionExpiry", func(t *testing.T) {
