@@ -10,71 +10,50 @@ import (
 // CountChanges streams the state counts of the caller's messages (one subscriber's, or
 // the environment's for an API key with subscriberID nil) of a channel or all: the
 // counts now, then the counts again after each change to those messages that changes
-// them. Changes that arrive while the counts are read are read together, once. The
-// stream ends, with a last value carrying Err, when the change feed ends it, and closes
-// when ctx ends.
+// them. The counts are read once per batch of changes for every stream of the same
+// counts (FollowCounts); a stream whose client reads slowly skips to the newest. The
+// stream ends, with a last value carrying Err, when the server shuts down or a read of
+// the counts fails, and closes when ctx ends.
 func (s *Service) CountChanges(ctx context.Context, subscriberID *string, channel *models.ChannelType) (<-chan *models.Counts, error) {
-	first, err := s.StateCounts(ctx, subscriberID, channel)
-	if err != nil {
-		return nil, err
-	}
-	sub, err := s.Events(ctx, EventsQuery{SubscriberID: subscriberID, Channel: channel})
+	wake := make(chan struct{}, 1)
+	f, err := s.FollowCounts(ctx, subscriberID, channel, func() {
+		select {
+		case wake <- struct{}{}:
+		default:
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
 	out := make(chan *models.Counts, 1)
-	out <- &models.Counts{States: first}
-	go s.followCounts(ctx, sub, subscriberID, channel, first, out)
+	go streamCounts(ctx, f, wake, out)
 	return out, nil
 }
 
-// followCounts reads the counts again after each batch of events of sub and sends them
-// when they changed, until sub or ctx ends.
-func (s *Service) followCounts(ctx context.Context, sub *changefeed.Subscription, subscriberID *string, channel *models.ChannelType, last models.StateCounts, out chan<- *models.Counts) {
+// streamCounts sends what f is told on out, the counts when they changed, until a
+// failed read or the end of the watch (sent as the last value) or ctx ends.
+func streamCounts(ctx context.Context, f *CountFollow, wake <-chan struct{}, out chan<- *models.Counts) {
 	defer close(out)
-	defer sub.Close()
-	send := func(c *models.Counts) bool {
-		select {
-		case out <- c:
-			return true
-		case <-ctx.Done():
-			return false
-		}
-	}
+	defer f.Close()
 	for {
-		var e *changefeed.Event
-		var ok bool
-		select {
-		case e, ok = <-sub.Events():
-		case <-ctx.Done():
-			return
-		}
-		if !ok {
-			return
-		}
-		if e.Err != nil {
-			send(&models.Counts{Err: e.Err})
-			return
-		}
-		end, closed := drain(sub.Events())
-		now, err := s.StateCounts(ctx, subscriberID, channel)
-		if err != nil {
-			if ctx.Err() == nil {
-				send(&models.Counts{Err: err})
+		if u, ok := f.Next(); ok {
+			c := &models.Counts{States: u.States, Err: u.Err}
+			if u.End != nil {
+				c.Err = u.End
 			}
-			return
-		}
-		if now != last {
-			last = now
-			if !send(&models.Counts{States: now}) {
+			select {
+			case out <- c:
+			case <-ctx.Done():
 				return
 			}
+			if c.Err != nil {
+				return
+			}
+			continue
 		}
-		if end != nil {
-			send(&models.Counts{Err: end.Err})
-			return
-		}
-		if closed {
+		select {
+		case <-wake:
+		case <-ctx.Done():
 			return
 		}
 	}

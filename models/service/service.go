@@ -52,6 +52,7 @@ type Service struct {
 	retention time.Duration
 	now       func() time.Time
 	logger    *slog.Logger
+	counts    countWatches // the live counts followed, shared by key
 }
 
 // New returns the service of o.

@@ -23,6 +23,52 @@ import (
 // pong answers the client's "ping".
 var pong = []byte("pong")
 
+// followCounts follows the subscriber's in-app counts, which every socket and GraphQL
+// stream of the same subscriber shares (one read per change, service.FollowCounts), and
+// takes the first as what the client starts from. Each new read calls s.ready, and the
+// goroutine taking events sends the counts it changed (sendCounts).
+func (s *socket) followCounts() error {
+	f, err := s.h.service.FollowCounts(s.ctx, nil, &inApp, s.ready)
+	if err != nil {
+		return err
+	}
+	u, _ := f.Next()
+	s.counts, s.unread, s.unseen = f, u.States.Count(models.Unread()), u.States.Count(models.Unseen())
+	return nil
+}
+
+// sendCounts sends the counts that changed since the client was told, when a new read
+// of them waits. It reports false once the socket is over.
+func (s *socket) sendCounts() bool {
+	u, ok := s.counts.Next()
+	switch {
+	case !ok:
+		return !s.closing.Load()
+	case u.End != nil:
+		s.end(u.End)
+		return false
+	case u.Err != nil:
+		// The badge stays as it was until the next read, and then both are sent
+		// whatever they are.
+		s.h.logger.Warn("inbox socket: the counts could not be read", "error", u.Err)
+		s.unread, s.unseen = -1, -1
+		return true
+	}
+	if n := u.States.Count(models.Unread()); n != s.unread {
+		s.unread = n
+		if !s.send(unreadCountChanged(n)) {
+			return false
+		}
+	}
+	if n := u.States.Count(models.Unseen()); n != s.unseen {
+		s.unseen = n
+		if !s.send(unseenCountChanged(n)) {
+			return false
+		}
+	}
+	return true
+}
+
 // unreadCountChanged is the badge's count: messages not read, archived or snoozed.
 func unreadCountChanged(total int) []byte {
 	b := []byte(`{"event":"unread_count_changed","data":{"counts":{"total":`)

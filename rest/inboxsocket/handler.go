@@ -54,8 +54,6 @@ type Options struct {
 	ReadLimit int64
 	// WriteTimeout bounds one message's write: a client that stops reading is closed.
 	WriteTimeout time.Duration
-	// CountTimeout bounds the read of the counts after a change.
-	CountTimeout time.Duration
 }
 
 // DefaultOptions are the bounds of a socket.
@@ -64,7 +62,6 @@ var DefaultOptions = Options{
 	IdleTimeout:   150 * time.Second,
 	ReadLimit:     1 << 10,
 	WriteTimeout:  10 * time.Second,
-	CountTimeout:  5 * time.Second,
 }
 
 func (o Options) withDefaults() Options {
@@ -80,9 +77,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = d.WriteTimeout
-	}
-	if o.CountTimeout <= 0 {
-		o.CountTimeout = d.CountTimeout
 	}
 	return o
 }
@@ -188,27 +182,24 @@ func (h *Handler) reserve(caller models.Caller) (release func(), ok bool) {
 	}, true
 }
 
-// open subscribes to caller's in-app messages and reads the counts the socket starts
-// from, in that order, so a change between the two is not missed.
+// open subscribes to caller's in-app messages and follows their counts, in that order,
+// so a change between the two is not missed.
 func (h *Handler) open(caller models.Caller, release func()) (*socket, error) {
 	// The socket outlives its request: its context holds the caller and nothing of the
 	// request.
 	ctx, cancel := context.WithCancel(models.WithCaller(context.Background(), caller))
 	s := &socket{h: h, ctx: ctx, cancel: cancel, release: release}
+	s.taking.Store(true) // until start: nothing is taken before there is a socket
 	sub, err := h.service.Events(ctx, service.EventsQuery{Channel: &inApp, Ready: s.ready})
 	if err != nil {
 		cancel()
 		return nil, err
 	}
 	s.sub = sub
-	cctx, ccancel := context.WithTimeout(ctx, h.o.CountTimeout)
-	defer ccancel()
-	counts, err := h.service.StateCounts(cctx, nil, &inApp)
-	if err != nil {
+	if err := s.followCounts(); err != nil {
 		cancel()
 		return nil, err
 	}
-	s.unread, s.unseen = counts.Count(models.Unread()), counts.Count(models.Unseen())
 	return s, nil
 }
 

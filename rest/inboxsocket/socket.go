@@ -9,6 +9,7 @@ import (
 
 	"messages/models"
 	"messages/models/changefeed"
+	"messages/models/service"
 )
 
 // Close codes, each with a reason naming what was hit.
@@ -32,6 +33,7 @@ type socket struct {
 	cancel  context.CancelFunc
 	release func()
 	sub     *changefeed.Subscription
+	counts  *service.CountFollow // the subscriber's in-app counts, shared (events.go)
 	ws      *websocket.Conn
 	stop    func() // stops the watch of the credential
 
@@ -75,7 +77,7 @@ func (s *socket) start(ws *websocket.Conn) {
 		s.close(closeForbidden, "Forbidden: "+models.ErrorMessage(err))
 	})
 	s.taking.Store(false)
-	if len(s.sub.Events()) > 0 {
+	if len(s.sub.Events()) > 0 || s.counts.Waiting() {
 		s.ready()
 	}
 }
@@ -152,17 +154,16 @@ func (s *socket) take() {
 		s.taking.Store(false)
 		// An event queued after the pass found none, whose ready saw taking still set,
 		// is this goroutine's to take.
-		if len(s.sub.Events()) == 0 || !s.taking.CompareAndSwap(false, true) {
+		if len(s.sub.Events()) == 0 && !s.counts.Waiting() || !s.taking.CompareAndSwap(false, true) {
 			return
 		}
 	}
 }
 
-// pass takes up to maxBatch queued events: a notification_received for each message
-// new to the inbox, then the counts once, sent for what they changed. It reports false
-// once the stream or the socket is over.
+// pass takes up to maxBatch queued events, a notification_received for each message
+// new to the inbox, then the counts if new ones were read, sent for what they changed.
+// It reports false once the stream or the socket is over.
 func (s *socket) pass() bool {
-	changed := false
 	for range maxBatch {
 		var e *changefeed.Event
 		select {
@@ -176,7 +177,6 @@ func (s *socket) pass() bool {
 			s.end(e.Err)
 			return false
 		}
-		changed = true
 		if !e.Change.Created || !s.announce(e.Change.Message.ID) {
 			continue
 		}
@@ -189,40 +189,7 @@ func (s *socket) pass() bool {
 			return false
 		}
 	}
-	if changed {
-		return s.sendCounts()
-	}
-	return !s.closing.Load()
-}
-
-// sendCounts reads the subscriber's in-app counts and sends those that changed.
-func (s *socket) sendCounts() bool {
-	ctx, cancel := context.WithTimeout(s.ctx, s.h.o.CountTimeout)
-	counts, err := s.h.service.StateCounts(ctx, nil, &inApp)
-	cancel()
-	if err != nil {
-		if s.ctx.Err() != nil {
-			return false
-		}
-		// The badge stays as it was until the next change reads the counts again, and
-		// then both are sent whatever they are.
-		s.h.logger.Warn("inbox socket: the counts could not be read", "error", err)
-		s.unread, s.unseen = -1, -1
-		return true
-	}
-	if n := counts.Count(models.Unread()); n != s.unread {
-		s.unread = n
-		if !s.send(unreadCountChanged(n)) {
-			return false
-		}
-	}
-	if n := counts.Count(models.Unseen()); n != s.unseen {
-		s.unseen = n
-		if !s.send(unseenCountChanged(n)) {
-			return false
-		}
-	}
-	return true
+	return s.sendCounts()
 }
 
 // end closes the socket for the reason the feed ended its stream.
