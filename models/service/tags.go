@@ -14,23 +14,29 @@ const MaxTags = 30
 // templates (workflows) whose tags meet every group, each group met by any of its tags.
 // none reports that no template does, so no message can match.
 func (s *Service) templatesTagged(ctx context.Context, environmentID string, groups [][]string) (ids []string, none bool, err error) {
+	n, err := checkTags(groups)
+	if err != nil || n == 0 {
+		return nil, false, err
+	}
+	ids, err = s.store.TemplatesTagged(ctx, environmentID, groups)
+	return ids, err == nil && len(ids) == 0, err
+}
+
+// checkTags checks the tags of one filter and returns how many there are.
+func checkTags(groups [][]string) (int, error) {
 	n := 0
 	for _, g := range groups {
 		for _, tag := range g {
 			if err := checkText("tags", tag); err != nil {
-				return nil, false, err
+				return 0, err
 			}
 			n++
 		}
 	}
 	if n > MaxTags {
-		return nil, false, models.Invalid("tags", n, fmt.Sprintf("at most %d tags may be named at once, got %d", MaxTags, n))
+		return 0, models.Invalid("tags", n, fmt.Sprintf("at most %d tags may be named at once, got %d", MaxTags, n))
 	}
-	if n == 0 {
-		return nil, false, nil
-	}
-	ids, err = s.store.TemplatesTagged(ctx, environmentID, groups)
-	return ids, err == nil && len(ids) == 0, err
+	return n, nil
 }
 
 // InboxFilter is one filter of the inbox client's counts: a state, and the tags of the
@@ -43,8 +49,10 @@ type InboxFilter struct {
 }
 
 // InboxCounts answers how many of the caller's messages of a channel each filter
-// matches, exactly: the filters of states alone from one read of the counters, each with
-// tags or a creation range by counting its rows.
+// matches, exactly, in at most three statements whatever the number of filters: the tags
+// of every filter resolved from one read of the workflows, the filters of states alone
+// from one read of the counters, and every filter with tags or a creation range from one
+// pass over the subscriber's rows (store.CountEach).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -53,31 +61,51 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 	if len(filters) > MaxStateFilters {
 		return nil, models.Invalid("filters", len(filters), fmt.Sprintf("at most %d filters may be counted at once", MaxStateFilters))
 	}
-	counts, err := s.StateCounts(ctx, subscriberID, channel)
-	if err != nil {
-		return nil, err
-	}
 	if subscriberID, err = scopedSubscriber(caller, subscriberID); err != nil {
 		return nil, err
 	}
-	out := make([]int, len(filters))
+	if _, err := listFilter(channel, subscriberID, nil); err != nil {
+		return nil, err
+	}
+	// The workflows of each filter with tags, from one read of them.
+	var tagged [][][]string
+	var taggedAt []int
 	for i, f := range filters {
-		ids, none, err := s.templatesTagged(ctx, caller.EnvironmentID, f.Tags)
-		switch {
-		case err != nil:
+		n, err := checkTags(f.Tags)
+		if err != nil {
 			return nil, err
-		case none:
-			out[i] = 0
-		case ids == nil && f.CreatedFrom == nil && f.CreatedTo == nil:
-			out[i] = counts.Count(f.State)
-		default:
-			n, err := s.store.CountMessages(ctx, caller.EnvironmentID, models.ListFilter{SubscriberID: subscriberID,
-				Channel: channel, StateFilter: f.State, TemplateIDs: ids, CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
-			if err != nil {
-				return nil, err
-			}
-			out[i] = n
 		}
+		if n > 0 {
+			tagged, taggedAt = append(tagged, f.Tags), append(taggedAt, i)
+		}
+	}
+	templates := make([][]string, len(filters))
+	if len(tagged) > 0 {
+		each, err := s.store.TemplatesTaggedEach(ctx, caller.EnvironmentID, tagged)
+		if err != nil {
+			return nil, err
+		}
+		for k, i := range taggedAt {
+			templates[i] = each[k]
+		}
+	}
+	out := make([]int, len(filters))
+	var asked []models.ListFilter
+	var askedAt []int
+	for i, f := range filters {
+		if templates[i] != nil && len(templates[i]) == 0 {
+			continue // no workflow has the tags: no message matches
+		}
+		asked = append(asked, models.ListFilter{StateFilter: f.State, TemplateIDs: templates[i],
+			CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
+		askedAt = append(askedAt, i)
+	}
+	counts, err := s.store.CountEach(ctx, caller.EnvironmentID, subscriberID, channel, asked)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range askedAt {
+		out[i] = counts[k]
 	}
 	return out, nil
 }

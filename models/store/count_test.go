@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -496,4 +497,129 @@ func TestCountMigrationCountsStoredMessages(t *testing.T) {
 		f.exec(t, "DELETE FROM messages WHERE id = ?", odd.ID)
 		checkCounts(t, "written after the migration", s, nil, f.tn.Env.ID, f.filters())
 	})
+}
+
+// A count request's filters (workflows, creation ranges, states, the counters' own
+// shapes) are answered in at most two statements whatever their number, each count
+// equal to COUNT over the rows of its filter alone.
+func TestCountEachOneStatement(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newCountFixture(t, s, "each", "alice", "bob")
+		templates := []*models.Template{f.tn.Template(t, "x"), f.tn.Template(t, "y"), f.tn.Template(t, "z")}
+		rng := rand.New(rand.NewPCG(30, 1))
+		var msgs []*models.Message
+		for i := range 240 {
+			sub, ch := "alice", models.ChannelInApp
+			switch i % 6 {
+			case 4:
+				sub = "bob"
+			case 5:
+				ch = models.ChannelEmail
+			}
+			m := f.message(sub, ch)
+			m.TemplateID = templates[rng.IntN(len(templates))].ID
+			m.Read, m.Seen, m.Archived = rng.IntN(2) == 0, rng.IntN(2) == 0, rng.IntN(5) == 0
+			if rng.IntN(6) == 0 {
+				until := models.NewTime(dbtest.Base.Add(time.Hour))
+				m.SnoozedUntil = &until
+			}
+			msgs = append(msgs, m)
+		}
+		f.write(t, store.ConflictFail, msgs...)
+		at := func(n int) *models.Time {
+			tm := models.NewTime(dbtest.Base.Add(time.Duration(n) * time.Second))
+			return &tm
+		}
+		maybe := func() *bool {
+			if rng.IntN(3) == 0 {
+				return nil
+			}
+			return models.Bool(rng.IntN(2) == 0)
+		}
+		var filters []models.ListFilter
+		for i := range 30 {
+			var q models.ListFilter
+			q.StateFilter = models.StateFilter{Read: maybe(), Seen: maybe(), Archived: maybe(), Snoozed: maybe()}
+			switch i % 5 {
+			case 0: // the counters' own shape
+			case 1:
+				q.TemplateIDs = []string{templates[rng.IntN(3)].ID}
+			case 2:
+				q.TemplateIDs = []string{templates[0].ID, templates[2].ID, "no-such-template"}
+				q.CreatedFrom = at(rng.IntN(240))
+			case 3:
+				q.CreatedFrom = at(rng.IntN(200))
+				q.CreatedTo = at(120 + rng.IntN(120))
+			case 4:
+				q.CreatedTo = at(rng.IntN(240))
+			}
+			filters = append(filters, q)
+		}
+		inApp := models.ChannelInApp
+		alice, nobody := "alice", "nobody"
+		log := dbtest.RecordStatements(t, s)
+		for _, scope := range []struct {
+			subscriber *string
+			channel    *models.ChannelType
+		}{{&alice, &inApp}, {&alice, nil}, {nil, &inApp}, {&nobody, &inApp}} {
+			log.Take()
+			got, err := s.CountEach(context.Background(), f.tn.Env.ID, scope.subscriber, scope.channel, filters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(log.Take()); n > 2 {
+				t.Errorf("%d filters counted in %d statements, want at most 2", len(filters), n)
+			}
+			if scope.subscriber == &alice && slices.Max(got) == 0 {
+				t.Fatalf("every count of alice is 0: %v", got)
+			}
+			for i, q := range filters {
+				q.SubscriberID, q.Channel = scope.subscriber, scope.channel
+				if want := trueCountOf(t, s, f.tn.Env.ID, q); got[i] != want {
+					t.Errorf("filter %d %s templates=%d from=%v to=%v: %d, want %d", i, describe(q), len(q.TemplateIDs), q.CreatedFrom, q.CreatedTo, got[i], want)
+				}
+			}
+		}
+		// Only the rows' filters: one statement.
+		log.Take()
+		if _, err := s.CountEach(context.Background(), f.tn.Env.ID, &alice, &inApp, filters[1:2]); err != nil {
+			t.Fatal(err)
+		}
+		if n := len(log.Take()); n != 1 {
+			t.Errorf("one filter of workflows counted in %d statements, want 1", n)
+		}
+	})
+}
+
+// trueCountOf is trueCount with the filters of workflows and creation ranges, each
+// filter counted on its own.
+func trueCountOf(t testing.TB, s *store.Store, environmentID string, f models.ListFilter) int {
+	t.Helper()
+	q := s.DB().Model(&models.Message{}).Where("environment_id = ?", environmentID)
+	if f.SubscriberID != nil {
+		q = q.Where("subscriber_id IN (SELECT id FROM subscribers WHERE environment_id = ? AND subscriber_id = ?)", environmentID, *f.SubscriberID)
+	}
+	if f.Channel != nil {
+		q = q.Where("channel = ?", string(*f.Channel))
+	}
+	if len(f.TemplateIDs) > 0 {
+		q = q.Where("template_id IN ?", f.TemplateIDs)
+	}
+	if f.CreatedFrom != nil {
+		q = q.Where("NOT (created_at < ?)", *f.CreatedFrom)
+	}
+	if f.CreatedTo != nil {
+		q = q.Where("NOT (created_at > ?)", *f.CreatedTo)
+	}
+	for column, want := range map[string]*bool{"`read` <> 0": f.Read, "seen <> 0": f.Seen, "archived <> 0": f.Archived, "snoozed_until IS NOT NULL": f.Snoozed} {
+		if want != nil {
+			q = q.Where("("+column+") = ?", *want)
+		}
+	}
+	var n int64
+	if err := q.Count(&n).Error; err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
 }

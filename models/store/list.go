@@ -81,23 +81,37 @@ func (s *Store) filtered(ctx context.Context, environmentID string, f models.Lis
 // byState narrows q by the inbox state f asks for, as the counters tell the states
 // apart: snoozed is snoozed_until set.
 func byState(q *gorm.DB, f models.StateFilter) *gorm.DB {
-	if f.Read != nil {
-		q = q.Where("`read` = ?", *f.Read)
+	for _, c := range stateConditions(f) {
+		q = q.Where(c.sql, c.args...)
 	}
-	if f.Seen != nil {
-		q = q.Where("seen = ?", *f.Seen)
-	}
-	if f.Archived != nil {
-		q = q.Where("archived = ?", *f.Archived)
+	return q
+}
+
+// condition is one SQL condition with its values.
+type condition struct {
+	sql  string
+	args []any
+}
+
+// stateConditions are the conditions of f (byState, and CountEach's per filter).
+func stateConditions(f models.StateFilter) []condition {
+	var out []condition
+	for _, c := range []struct {
+		column string
+		want   *bool
+	}{{"`read` = ?", f.Read}, {"seen = ?", f.Seen}, {"archived = ?", f.Archived}} {
+		if c.want != nil {
+			out = append(out, condition{c.column, []any{*c.want}})
+		}
 	}
 	if f.Snoozed != nil {
 		if *f.Snoozed {
-			q = q.Where("snoozed_until IS NOT NULL")
+			out = append(out, condition{sql: "snoozed_until IS NOT NULL"})
 		} else {
-			q = q.Where("snoozed_until IS NULL")
+			out = append(out, condition{sql: "snoozed_until IS NULL"})
 		}
 	}
-	return q
+	return out
 }
 
 func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {

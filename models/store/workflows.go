@@ -25,6 +25,16 @@ func (s *Store) Workflows(ctx context.Context, environmentID string) ([]*models.
 // of its tags. Tags are kept in a JSON document per template, so they are matched here
 // rather than in SQL; an environment has few templates.
 func (s *Store) TemplatesTagged(ctx context.Context, environmentID string, groups [][]string) ([]string, error) {
+	each, err := s.TemplatesTaggedEach(ctx, environmentID, [][][]string{groups})
+	if err != nil {
+		return nil, err
+	}
+	return each[0], nil
+}
+
+// TemplatesTaggedEach is TemplatesTagged for the groups of several filters at once, from
+// one read of the templates: the ids for each, in order.
+func (s *Store) TemplatesTaggedEach(ctx context.Context, environmentID string, filters [][][]string) ([][]string, error) {
 	var rows []struct {
 		ID   string
 		Tags []string `gorm:"serializer:jsontext"`
@@ -33,20 +43,18 @@ func (s *Store) TemplatesTagged(ctx context.Context, environmentID string, group
 		Order("id").Find(&rows).Error; err != nil {
 		return nil, err
 	}
-	ids := []string{}
-	for _, r := range rows {
-		if slices.ContainsFunc(groups, func(group []string) bool {
-			return !slices.ContainsFunc(group, func(tag string) bool { return slices.Contains(r.Tags, tag) })
-		}) {
-			continue
+	out := make([][]string, len(filters))
+	for i, groups := range filters {
+		ids := []string{}
+		for _, r := range rows {
+			if slices.ContainsFunc(groups, func(group []string) bool {
+				return !slices.ContainsFunc(group, func(tag string) bool { return slices.Contains(r.Tags, tag) })
+			}) {
+				continue
+			}
+			ids = append(ids, r.ID)
 		}
-		ids = append(ids, r.ID)
+		out[i] = ids
 	}
-	return ids, nil
-}
-
-// CountMessages counts the environment's messages f matches: from the counters when
-// they answer it (ListFilter.Counted), else with COUNT over its rows.
-func (s *Store) CountMessages(ctx context.Context, environmentID string, f models.ListFilter) (int, error) {
-	return s.countMessages(ctx, environmentID, f)
+	return out, nil
 }
