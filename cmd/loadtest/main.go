@@ -12,8 +12,9 @@
 //	    [--server-pid PID] [--json walk.json]
 //
 // Its other benchmarks are `loadtest events` (live updates), `loadtest peer` (against
-// PostGraphile), `loadtest hostile` (hostile clients) and `loadtest idle` (idle
-// subscriptions beside graphql-ws's reference server); each lives in its own package
+// PostGraphile), `loadtest hostile` (hostile clients), `loadtest idle` (idle
+// subscriptions beside graphql-ws's reference server) and `loadtest counts` (what live
+// counts and multi-filter count requests cost the database); each lives in its own package
 // beneath this one, and main only mounts their commands.
 //
 // It refuses any address that is not loopback. Exit codes: 0 success, 1 failure, 2 bad usage.
@@ -30,6 +31,7 @@ import (
 
 	"messages/cmd/loadtest/bench"
 	"messages/cmd/loadtest/cmdline"
+	"messages/cmd/loadtest/counts"
 	"messages/cmd/loadtest/events"
 	"messages/cmd/loadtest/hostile"
 	"messages/cmd/loadtest/idle"
@@ -71,6 +73,7 @@ func command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command 
 		Flags:  bench.Flags(getenv),
 		Action: bench.Action(stdout, stderr),
 		Commands: []*cli.Command{bench.MedianCommand(stdout), events.Command(getenv, stdout, stderr), peer.Command(stdout, stderr),
-			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr), idle.Command(getenv, stdout, stderr)},
+			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr), idle.Command(getenv, stdout, stderr),
+			counts.Command(getenv, stdout, stderr)},
 	}
 }
