@@ -12,7 +12,10 @@ import (
 	"messages/models/service"
 )
 
-// Close codes, each with a reason naming what was hit.
+// Close codes, each with a reason naming what was hit. None ends the client's live
+// updates for good: its socket (partysocket 1.3, as @novu/js 3.19.2 opens it) reconnects
+// after every close and every refused upgrade, with back-off from 3 s to 10 s and no limit
+// on attempts, so load is answered with 1013 and limits with 429 before the upgrade.
 const (
 	// closeForbidden: the session expired or the API key that issued it was revoked,
 	// as the GraphQL socket closes for the same reasons.
