@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -423,12 +424,7 @@ func FuzzInboxListQuery(f *testing.F) {
 		if len(flat) > 0 {
 			want = append(want, flat)
 		}
-		keys := make([]int, 0, len(groups))
-		for n := range groups {
-			keys = append(keys, n)
-		}
-		slices.Sort(keys)
-		for _, n := range keys {
+		for _, n := range slices.Sorted(maps.Keys(groups)) {
 			want = append(want, groups[n])
 		}
 		if len(want) != len(q.Tags) {

@@ -93,13 +93,13 @@ func FuzzParseListQuery(f *testing.F) {
 		q, err := parseListQuery(v)
 
 		if bad := malformedParams(v); len(bad) > 0 {
-			if field := invalidField(err); !bad[field] {
+			if field := invalidMember(err); !bad[field] {
 				t.Fatalf("malformed keys of %v: error %v (field %q), want invalid naming one of them", bad, err, field)
 			}
 			return
 		}
 		if bad := unreadParams(v); len(bad) > 0 {
-			if field := invalidField(err); !bad[field] {
+			if field := invalidMember(err); !bad[field] {
 				t.Fatalf("unknown, repeated or unusable keys %v: error %v (field %q), want invalid naming one of them", bad, err, field)
 			}
 			return
@@ -119,10 +119,10 @@ func FuzzParseListQuery(f *testing.F) {
 			}
 			n, convErr := strconv.Atoi(vals[0])
 			switch {
-			case convErr != nil && key == "limit" && invalidField(err) == "page":
+			case convErr != nil && key == "limit" && invalidMember(err) == "page":
 				// page is checked first and already refused.
 			case convErr != nil:
-				if field := invalidField(err); field != key {
+				if field := invalidMember(err); field != key {
 					t.Fatalf("%s=%q: error %v (field %q), want invalid naming %s", key, vals[0], err, field, key)
 				}
 			case err == nil && (got == nil || *got != n):
@@ -130,7 +130,7 @@ func FuzzParseListQuery(f *testing.F) {
 			}
 		}
 		if err != nil {
-			if field := invalidField(err); field != "page" && field != "limit" {
+			if field := invalidMember(err); field != "page" && field != "limit" {
 				t.Fatalf("error %v does not name page or limit", err)
 			}
 			return
@@ -149,18 +149,6 @@ func FuzzParseListQuery(f *testing.F) {
 			t.Errorf("channel = %v, want the first of %q", q.filter.Channel, vals)
 		}
 	})
-}
-
-// invalidField returns the one field an EINVALID *models.Error names, or "".
-func invalidField(err error) string {
-	var e *models.Error
-	if !errors.As(err, &e) || e.Code != models.EINVALID || len(e.Fields) != 1 {
-		return ""
-	}
-	for f := range e.Fields {
-		return f
-	}
-	return ""
 }
 
 // transactionIDs collects, independently of arrayParam, the values of every key that
@@ -325,7 +313,7 @@ func FuzzParseActionBody(f *testing.F) {
 			}
 			return
 		case code == models.EINVALID:
-			if field := invalidField(err); field != "status" {
+			if field := invalidMember(err); field != "status" {
 				t.Fatalf("invalid error names %q, want status: %v", field, err)
 			}
 		default:

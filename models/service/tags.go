@@ -22,10 +22,15 @@ func (s *Service) templatesTagged(ctx context.Context, environmentID string, gro
 	return ids, err == nil && len(ids) == 0, err
 }
 
-// checkTags checks the tags of one filter and returns how many there are.
+// checkTags checks the tags of one filter and returns how many there are. A group
+// without tags is refused: no template meets it, yet counted as no tags at all it would
+// filter nothing.
 func checkTags(groups [][]string) (int, error) {
 	n := 0
 	for _, g := range groups {
+		if len(g) == 0 {
+			return 0, models.Invalid("tags", nil, "each group of tags must name at least one tag")
+		}
 		for _, tag := range g {
 			if err := checkText("tags", tag); err != nil {
 				return 0, err

@@ -75,6 +75,19 @@ func TestInboxByTags(t *testing.T) {
 		if err != nil || len(inRange) != 2 || !inRange[0].CreatedAt.Equal(to.Time) {
 			t.Fatalf("the page created from %s to %s: %v %v", from, to, inRange, err)
 		}
+		// A group without tags is refused, not taken for no filter: nothing changes.
+		for _, groups := range [][][]string{{{}}, {{"billing"}, {}}} {
+			_, err := svc.StateChange(ctx, models.StateTarget{SubscriberID: "ada", Channel: &inApp, Tags: groups}, models.StateChange{Archived: models.Bool(true)})
+			if models.ErrorCode(err) != models.EINVALID {
+				t.Errorf("archive by the tags %q: %v, want invalid", groups, err)
+			}
+			if _, err := svc.InboxCounts(ctx, nil, &inApp, []service.InboxFilter{{Tags: groups}}); models.ErrorCode(err) != models.EINVALID {
+				t.Errorf("count by the tags %q: %v, want invalid", groups, err)
+			}
+		}
+		if counts, err := s.CountStates(t.Context(), a.Env.ID, nil, nil); err != nil || counts.Count(models.StateFilter{Archived: models.Bool(true)}) != 0 {
+			t.Errorf("archived after refused archives: %d (%v), want 0", counts.Count(models.StateFilter{Archived: models.Bool(true)}), err)
+		}
 		many := make([]string, service.MaxTags+1)
 		for i := range many {
 			many[i] = strings.Repeat("t", i+1)
