@@ -1,7 +1,7 @@
 package rest
 
 // Fuzz targets for the shapes the inbox API's filters come in: the body of a bulk change,
-// one filter of a count, and the list's query string. Each asserts that no input both
+// one filter of a count, and the query strings of the list and of the preferences. Each asserts that no input both
 // passes and is partly ignored: what is accepted is accounted for member by member
 // against a reading of the input made here independently of the decoders, and
 // everything else is refused as invalid (422) or malformed (400), never a panic. CI
@@ -434,6 +434,56 @@ func FuzzInboxListQuery(f *testing.F) {
 			if !equalMultiset(want[i], q.Tags[i]) || slices.Contains(want[i], "") {
 				t.Fatalf("%q: tags %q, want %q, no tag empty", raw, q.Tags, want)
 			}
+		}
+	})
+}
+
+// FuzzPreferencesQuery sends raw query strings through url.ParseQuery and
+// parsePreferencesQuery. Accepted, every key is one the preferences apply (tags in the
+// encodings arrayParam reads, severity, criticality once), every tag is applied, and no
+// tag is empty.
+func FuzzPreferencesQuery(f *testing.F) {
+	for _, seed := range []string{
+		"", "tags[]=a&tags[]=b", "tags=a", "tags[0]=a&tags[1]=b", "tags[0][]=a", "tags[]=", "tag=a", "severity=high",
+		"severity[]=none", "criticality=all", "criticality=all&criticality=critical", "criticality=some", "Tags[]=a", "&&=&x",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		v, err := url.ParseQuery(raw)
+		if err != nil {
+			return // refused before (inboxQuery)
+		}
+		q, err := parsePreferencesQuery(v)
+		if err != nil {
+			refusedAsCoded(t, []byte(raw), err)
+			return
+		}
+		var tags []string
+		for k, vals := range v {
+			switch {
+			case k == "criticality":
+				if len(vals) != 1 {
+					t.Fatalf("%q accepted criticality given %d times", raw, len(vals))
+				}
+			case k == "tags" || k == "tags[]":
+				tags = append(tags, vals...)
+			case strings.HasPrefix(k, "tags[") && strings.HasSuffix(k, "]"):
+				if _, err := strconv.ParseUint(k[len("tags["):len(k)-1], 10, 63); err != nil {
+					t.Fatalf("%q accepted the key %q", raw, k)
+				}
+				tags = append(tags, vals...)
+			case k == "severity" || k == "severity[]":
+			case strings.HasPrefix(k, "severity[") && strings.HasSuffix(k, "]"):
+				if _, err := strconv.ParseUint(k[len("severity["):len(k)-1], 10, 63); err != nil {
+					t.Fatalf("%q accepted the key %q", raw, k)
+				}
+			default:
+				t.Fatalf("%q accepted the key %q, which the preferences do not read", raw, k)
+			}
+		}
+		if !equalMultiset(tags, q.tags) || slices.Contains(q.tags, "") {
+			t.Fatalf("%q: tags %q, want %q, none empty", raw, q.tags, tags)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package rest
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 
 	"messages/models"
@@ -50,24 +51,12 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	arrays := func(key string) bool { return arrayKey(key, "tags") || arrayKey(key, "severity") }
-	if err := checkParams(values, []string{"criticality"}, arrays, "GET /v1/inbox/preferences takes tags, severity and criticality"); err != nil {
+	q, err := parsePreferencesQuery(values)
+	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	tags := arrayParam(values, "tags")
-	noneMatch := false
-	if severities := arrayParam(values, "severity"); len(severities) > 0 {
-		if noneMatch, err = severityFilter(severities); err != nil {
-			s.errors.WriteError(w, r, err)
-			return
-		}
-	}
-	criticality, _ := first(values, "criticality")
-	if !slices.Contains([]string{"", "critical", "nonCritical", "all"}, criticality) {
-		s.errors.WriteError(w, r, models.Invalid("criticality", criticality, "criticality must be one of critical, nonCritical, all"))
-		return
-	}
+	tags, noneMatch, criticality := q.tags, q.noneMatch, q.criticality
 	workflows, err := s.service.Workflows(r.Context())
 	if err != nil {
 		s.errors.WriteError(w, r, err)
@@ -86,6 +75,40 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 			Channels: channelPreferences(wf.PreferenceSettings), Workflow: models.NewInboxWorkflow(wf)})
 	}
 	writeJSON(w, http.StatusOK, envelope{out})
+}
+
+// preferencesQuery is what the preferences are narrowed by: workflows with any of tags,
+// none when noneMatch (severities without none), and criticality.
+type preferencesQuery struct {
+	tags        []string
+	noneMatch   bool
+	criticality string
+}
+
+// parsePreferencesQuery reads tags (tags[]=a, tags=a or tags[0]=a), severity and
+// criticality; any other parameter, criticality twice, a severity or criticality not the
+// client's, and an empty tag are refused by name.
+func parsePreferencesQuery(v url.Values) (preferencesQuery, error) {
+	var q preferencesQuery
+	arrays := func(key string) bool { return arrayKey(key, "tags") || arrayKey(key, "severity") }
+	if err := checkParams(v, []string{"criticality"}, arrays, "GET /v1/inbox/preferences takes tags, severity and criticality"); err != nil {
+		return q, err
+	}
+	q.tags = arrayParam(v, "tags")
+	if slices.Contains(q.tags, "") {
+		return q, models.Invalid("tags", "", "tags must be non-empty strings, as tags[]=a")
+	}
+	if severities := arrayParam(v, "severity"); len(severities) > 0 {
+		var err error
+		if q.noneMatch, err = severityFilter(severities); err != nil {
+			return q, err
+		}
+	}
+	q.criticality, _ = first(v, "criticality")
+	if !slices.Contains([]string{"", "critical", "nonCritical", "all"}, q.criticality) {
+		return q, models.Invalid("criticality", q.criticality, "criticality must be one of critical, nonCritical, all")
+	}
+	return q, nil
 }
 
 // inboxGlobalPreference serves GET /v1/inbox/preferences/global.
