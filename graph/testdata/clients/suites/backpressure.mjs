@@ -30,10 +30,15 @@ async function session(subscriberId, base = ctx.url, key = ctx.key) {
   return JSON.parse(body).token;
 }
 
-/** watched is a graphql-ws client (no retries unless options say) that counts its connections and closes. */
+/**
+ * watched is a graphql-ws client (no retries unless options say) that counts its
+ * connections and closes. It is not lazy: its socket is kept between operations, as a
+ * page's socket is while it holds a subscription, so a close it sees is the server's.
+ */
 function watched(authorization, options = {}) {
   const seen = { connected: 0, closes: [] };
   const client = wsClient(authorization, {
+    lazy: false,
     ...options,
     on: {
       connected: () => { seen.connected++; },
@@ -141,14 +146,14 @@ describe('sockets under load (graphql-ws, Apollo Client)', () => {
     }
   });
 
-  describe('on a server whose subscribers may send 2 requests at once, then 1 a second', () => {
+  describe('on a server whose subscribers may send 2 requests at once, then 1 every 2 seconds', () => {
     const limited = new Server();
     let key;
 
     before(async () => {
       running();
       const saved = { SESSION_RATE_LIMIT: process.env.SESSION_RATE_LIMIT, SESSION_RATE_BURST: process.env.SESSION_RATE_BURST };
-      Object.assign(process.env, { SESSION_RATE_LIMIT: '1', SESSION_RATE_BURST: '2' });
+      Object.assign(process.env, { SESSION_RATE_LIMIT: '0.5', SESSION_RATE_BURST: '2' });
       try {
         await limited.start(records);
       } finally {
@@ -177,7 +182,14 @@ describe('sockets under load (graphql-ws, Apollo Client)', () => {
       const url = `${limited.baseURL.replace(/^http/, 'ws')}/graphql`;
       const { client, seen } = watched(`Bearer ${token}`, { url, retryAttempts: 5, shouldRetry: undefined });
       try {
-        const outcome = await run(client, { query: '{ __typename }' }, 45_000);
+        // Reconnected, its connection_init may take the one token back and its operation
+        // find none: that operation is refused by itself (RATE_LIMITED, the socket kept),
+        // and the page's next try, once a token is back, is answered over the same socket.
+        let outcome = await run(client, { query: '{ __typename }' }, 45_000);
+        for (let i = 0; i < 3 && refusedCode(outcome) === 'RATE_LIMITED'; i++) {
+          await new Promise((resolve) => setTimeout(resolve, 2_100));
+          outcome = await run(client, { query: '{ __typename }' }, 10_000);
+        }
         assert.ok(!outcome.error && !outcome.timedOut,
           `after the reconnection: ${outcome.error?.code ?? ''} ${outcome.error?.reason ?? outcome.error?.message ?? JSON.stringify(outcome)}; closes ${JSON.stringify(seen.closes)}`);
         assert.equal(outcome.results[0]?.data?.__typename, 'Query');
@@ -186,7 +198,7 @@ describe('sockets under load (graphql-ws, Apollo Client)', () => {
           assert.equal(close.code, 1013, JSON.stringify(close));
           assert.match(close.reason, /^Try Again Later: rate limit exceeded for this subscriber \(all its sessions together\): retry after \d+ s$/);
         }
-        assert.equal(seen.connected, 1, 'connected once it was let in');
+        assert.equal(seen.connected, 1, 'connected once it was let in, and kept');
       } finally {
         await client.dispose();
       }
