@@ -148,6 +148,20 @@ func TestInboxFiltersRefused(t *testing.T) {
 			})
 		}
 
+		// Variables that give a member twice: decoded, the last would win silently (this
+		// archived the unread messages, read: false, of a filter sent as read: true).
+		t.Run("markAll400RepeatedVariableMember", func(t *testing.T) {
+			body := `{"query":"mutation($w: MessageStateFilter) { markAllMessages(subscriberId: \"shared\", channel: in_app, where: $w, archived: true) }",` +
+				`"variables":{"w":{"read":true,"read":false}}}`
+			res := api.do(t, http.MethodPost, "/graphql", "ApiKey "+a.Key, http.Header{"Content-Type": {"application/json"}}, strings.NewReader(body))
+			if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "given twice") {
+				t.Errorf("%d %s: want 400 naming the repeated member", res.status, res.body)
+			}
+			if diff := cmp.Diff(before, inboxRows(t, s, a.Env.ID)); diff != "" {
+				t.Errorf("a refused operation changed messages (-before +after):\n%s", diff)
+			}
+		})
+
 		// The button of an email is not the inbox's to press: not found, as every other
 		// change of a message that is not in-app.
 		for _, change := range []string{"complete", "revert"} {

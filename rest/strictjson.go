@@ -22,7 +22,8 @@ import (
 // JSON type. fields names what v takes, for the refusal of an unknown member. Syntax
 // errors are malformed (400).
 func decodeStrict(raw []byte, v any, fields string) error {
-	if name, ok := repeatedMember(raw); ok {
+	if name, ok := models.RepeatedMember(raw); ok {
+		name = quotedKey(name)
 		return models.Invalid(name, nil, fmt.Sprintf("%s is given twice: give each member once", name))
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
@@ -119,50 +120,4 @@ func jsonTypeName(t reflect.Type) string {
 		return "an array of " + strings.TrimPrefix(strings.TrimPrefix(jsonTypeName(t.Elem()), "a "), "an ") + "s"
 	}
 	return "an object"
-}
-
-// repeatedMember finds a member given twice in one object, anywhere in raw, comparing
-// names as encoding/json matches them to fields (without regard to letter case). It
-// reports nothing for input that is not JSON: the decoder refuses that.
-func repeatedMember(raw []byte) (string, bool) {
-	type level struct {
-		object  bool
-		wantKey bool
-		names   map[string]bool
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var stack []*level
-	for {
-		tok, err := dec.Token()
-		if err != nil {
-			return "", false
-		}
-		top := (*level)(nil)
-		if len(stack) > 0 {
-			top = stack[len(stack)-1]
-		}
-		if name, ok := tok.(string); ok && top != nil && top.object && top.wantKey {
-			folded := strings.ToLower(strings.ToUpper(name))
-			if top.names[folded] {
-				return quotedKey(name), true
-			}
-			top.names[folded] = true
-			top.wantKey = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			stack = append(stack, &level{object: true, wantKey: true, names: map[string]bool{}})
-			continue
-		case json.Delim('['):
-			stack = append(stack, &level{})
-			continue
-		case json.Delim('}'), json.Delim(']'):
-			stack = stack[:len(stack)-1]
-		}
-		// A value ended: its object's next token is a key.
-		if len(stack) > 0 && stack[len(stack)-1].object {
-			stack[len(stack)-1].wantKey = true
-		}
-	}
 }

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -94,7 +95,11 @@ func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 	}{{"variables", &params.Variables}, {"extensions", &params.Extensions}} {
 		if v := values.Get(p.name); v != "" {
 			if err := decodeJSON(strings.NewReader(v), p.into); err != nil {
-				x.refuse(r.Context(), http.StatusBadRequest, malformed(p.name+" must be a JSON object"))
+				msg := p.name + " must be a JSON object"
+				if errors.As(err, new(repeatedMemberError)) {
+					msg = p.name + ": " + err.Error()
+				}
+				x.refuse(r.Context(), http.StatusBadRequest, malformed(msg))
 				return
 			}
 		}
@@ -229,9 +234,19 @@ func decodeBody(body io.Reader) (*graphql.RawParams, error) {
 		return nil, fmt.Errorf("%s must be %s", typeErr.Field, paramTypes[typeErr.Field])
 	case errors.As(err, &typeErr):
 		return nil, errors.New("the request body must be one JSON object")
+	case errors.As(err, new(repeatedMemberError)):
+		return nil, err
 	default:
 		return nil, errors.New("the request body is not JSON")
 	}
+}
+
+// repeatedMemberError is JSON that gives one member of an object twice: decoded, the
+// last would silently win, so a variable meant as {read: true} could act as read: false.
+type repeatedMemberError struct{ name string }
+
+func (e repeatedMemberError) Error() string {
+	return fmt.Sprintf("the member %q is given twice in one object: give each member once", clip(e.name, 60))
 }
 
 // paramTypes names the JSON type of each request parameter, for error messages.
@@ -242,9 +257,17 @@ var paramTypes = map[string]string{
 	"extensions":    "an object",
 }
 
-// decodeJSON reads exactly one JSON value into v, numbers as written.
+// decodeJSON reads exactly one JSON value into v, numbers as written; a member given
+// twice in one object is a repeatedMemberError.
 func decodeJSON(r io.Reader, v any) error {
-	dec := json.NewDecoder(r)
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		return err
+	}
+	if name, ok := models.RepeatedMember(raw); ok {
+		return repeatedMemberError{name}
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(v); err != nil {
 		return err

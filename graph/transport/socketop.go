@@ -48,6 +48,11 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 		s.close(closeBadRequest, "Invalid message received: subscribe's payload must be an object with a query")
 		return
 	}
+	if name, ok := models.RepeatedMember(payload); ok {
+		// Decoded, the last would win silently: refused, as an invalid operation is.
+		s.refuse(id, gqlerror.List{presentCoded(models.Errorf(models.EMALFORMED, "%s", repeatedMemberError{name}.Error()))})
+		return
+	}
 	if !s.awaitSlot() {
 		return
 	}
