@@ -99,7 +99,7 @@ func (s *Store) ChangedMessages(ctx context.Context, ids []string) ([]*models.Ch
 		subscriberVersion, templateVersion time.Time
 	}
 	var got []read
-	scan := newJoinedScan(embedded{Subscribers: true, Templates: true})
+	scan := newJoinedScan(embedded{Subscribers: true, Templates: true}, s.jsonFaults)
 	for rows.Next() {
 		m, err := scan.read(rows)
 		if err != nil {

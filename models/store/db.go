@@ -48,6 +48,8 @@ type Store struct {
 	replicas *replicaSet
 	// gormLog is the logger of every handle the store opens (see WithLogger).
 	gormLog *gormLogger
+	// jsonFaults logs the rows read with a JSON column another writer broke (brokenjson.go).
+	jsonFaults *jsonFaults
 	// wrote is signalled, without waiting, when this process writes messages (Wrote).
 	wrote chan struct{}
 	// listIndexes are the indexes of messages a list page may name (listindex.go).
@@ -81,7 +83,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 	// One clock: GORM stamps the rows it times with the store's Now, so a test that fixes
 	// the clock fixes every timestamp.
 	s := &Store{dialect: dialect, o: o, auth: newAuthCache(), templates: newTemplateCache(), subscribers: newSubscriberCache(), boundaries: newBoundaryCache(),
-		gormLog: newGormLogger(o), wrote: make(chan struct{}, 1)}
+		gormLog: newGormLogger(o), jsonFaults: newJSONFaults(o), wrote: make(chan struct{}, 1)}
 	db, err := gorm.Open(dialector, s.gormConfig())
 	if err != nil {
 		return nil, openError(err, databaseURL)
@@ -101,7 +103,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 		sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
 	}
 	s.db = db
-	if err := s.countStatements(db); err != nil {
+	if err := errors.Join(s.countStatements(db), s.containJSON(db)); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}

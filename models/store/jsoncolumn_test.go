@@ -9,11 +9,14 @@ import (
 	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // The hot reads decode JSON columns through jsonv1 (scan.go), encoding/json's semantics
-// on its v2 implementation. This holds it to encoding/json itself, on the column types
-// and on any bytes: the same values, and an error for the same inputs.
+// on its v2 implementation, and check free-form ones (models.JSON) through jsontext
+// (brokenjson.go). This holds both to encoding/json itself, on the column types and on
+// any bytes: the same values, an error for the same inputs, and the same bytes taken for
+// JSON as json.Valid takes.
 
 // columnTypes are the types jsonColumn decodes into: every field of the records the
 // scan reads that GORM stores as JSON text, so a new one is fuzzed without a line here.
@@ -41,6 +44,7 @@ var jsonSeeds = []string{
 	`{"Type":"case","DATA":{"URL":"folded"}}`,
 	`{"type":"a","type":"duplicate"}`,
 	`null`, `[]`, `{}`, `[1,2]`, `{"type":3}`, `[{"type":"x"},]`, `"text"`, `tru`, ``,
+	" {\"a\":1}\n", `{"a":1} {"b":2}`, `[1] x`, "\"\t\"", `1e400`, `-0`, `01`, `[` + strings.Repeat("[", 10001) + strings.Repeat("]", 10002),
 }
 
 func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
@@ -51,6 +55,9 @@ func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		if got, want := store.IsJSON(b), len(b) == 0 || json.Valid(b); got != want {
+			t.Fatalf("%q: taken for JSON %v, json.Valid says %v", b, got, want)
+		}
 		for _, typ := range columnTypes {
 			got, want := reflect.New(typ), reflect.New(typ)
 			gotErr := jsonv1.Unmarshal(b, got.Interface())

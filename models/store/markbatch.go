@@ -144,7 +144,7 @@ func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a mo
 	tx := s.db.Session(&gorm.Session{NewDB: true, Context: ctx})
 	tx.Statement.ConnPool = batchTx{conn}
 	s.statements.n.Add(1) // the text holds two statements, the UPDATE and the SELECT
-	got, err := readMarked(ctx, tx, environmentID, a)
+	got, err := readMarked(ctx, tx, environmentID, a, s.jsonFaults)
 	if err != nil {
 		return nil, cluster.NoteConflict(ctx, err)
 	}
@@ -168,8 +168,9 @@ func (s *Store) markBatchAttempt(ctx context.Context, environmentID string, a mo
 }
 
 // readMarked sends the batch through tx, the batch's connection, and reads the record it
-// selects; nil when the UPDATE matched no message.
-func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models.MarkAction) (*markedRow, error) {
+// selects; nil when the UPDATE matched no message. JSON columns holding no JSON are
+// reported to faults.
+func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models.MarkAction, faults *jsonFaults) (*markedRow, error) {
 	// The text as the statement's SQL and its values as its vars, which is what Raw
 	// builds, without Raw's copy of the 2.5 KB text a byte at a time in search of the ?s
 	// (about 20 µs a mark): the driver finds them when it interpolates the values. Raw("")
@@ -184,7 +185,7 @@ func readMarked(ctx context.Context, tx *gorm.DB, environmentID string, a models
 	}
 	defer rows.Close()
 	var got *markedRow
-	scan := newJoinedScan(embedded{Subscribers: true, Templates: true})
+	scan := newJoinedScan(embedded{Subscribers: true, Templates: true}, faults)
 	for rows.Next() {
 		msg, err := scan.read(rows)
 		if err != nil {

@@ -123,7 +123,7 @@ func (s *Store) scanMessages(ctx context.Context, environmentID string, q *gorm.
 	// Never nil: an empty page is an empty list on the wire, not null.
 	msgs := []*models.Message{}
 	var subscriberVersions, templateVersions []time.Time
-	scan := newJoinedScan(e)
+	scan := newJoinedScan(e, s.jsonFaults)
 	budget := models.BudgetFrom(ctx)
 	for rows.Next() {
 		m, err := scan.read(rows)

@@ -191,7 +191,7 @@ func (s *Store) openReplica(replicaURL string, pool PoolOptions) (*replica, erro
 	sqlDB.SetMaxIdleConns(pool.MaxIdleConns)
 	sqlDB.SetConnMaxLifetime(pool.ConnMaxLifetime)
 	sqlDB.SetConnMaxIdleTime(pool.ConnMaxIdleTime)
-	if err := s.countStatements(db); err != nil {
+	if err := errors.Join(s.countStatements(db), s.containJSON(db)); err != nil {
 		_ = sqlDB.Close()
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"messages/models"
+	"reflect"
 	"strings"
 
 	jsonv1 "github.com/go-json-experiment/json/v1"
@@ -58,13 +59,22 @@ type joinedScan struct {
 	msg                                models.Message
 	subscriberVersion, templateVersion models.Stamp
 	dest                               []any
+	// broken are the JSON columns of the current row that held no JSON (jsonColumn),
+	// reported to faults once the row is read.
+	broken []string
+	faults *jsonFaults
 }
 
-// newJoinedScan prepares the destinations of one row of the shape e selects.
-func newJoinedScan(e embedded) *joinedScan {
-	r := &joinedScan{}
+// newJoinedScan prepares the destinations of one row of the shape e selects; a row's
+// JSON columns that hold no JSON are reported to faults.
+func newJoinedScan(e embedded, faults *jsonFaults) *joinedScan {
+	r := &joinedScan{faults: faults}
 	for _, c := range messageColumns {
-		r.dest = append(r.dest, c.dest(&r.msg))
+		d := c.dest(&r.msg)
+		if j, ok := d.(*jsonColumn); ok {
+			j.name, j.broken = c.name, &r.broken
+		}
+		r.dest = append(r.dest, d)
 	}
 	if e.Subscribers {
 		r.dest = append(r.dest, &r.subscriberVersion)
@@ -81,8 +91,12 @@ func (r *joinedScan) read(rows *sql.Rows) (*models.Message, error) {
 	// Zero for this row: a NULL leaves a destination as it was, and the record handed out
 	// keeps the slices its JSON columns were decoded into.
 	r.msg, r.subscriberVersion, r.templateVersion = models.Message{}, models.Stamp{}, models.Stamp{}
+	r.broken = r.broken[:0]
 	if err := rows.Scan(r.dest...); err != nil {
 		return nil, err
+	}
+	if len(r.broken) > 0 {
+		r.faults.report("messages", r.msg.ID, r.broken)
 	}
 	m := new(models.Message)
 	*m = r.msg
@@ -91,12 +105,34 @@ func (r *joinedScan) read(rows *sql.Rows) (*models.Message, error) {
 	return m, nil
 }
 
-// jsonColumn reads a JSON text column into the value v points to, as the jsontext
-// serializer stored it; NULL and empty text leave the zero value.
-type jsonColumn struct{ v any }
+// jsonColumn reads a column of JSON text into its field: decoded into v (a field stored
+// with the jsontext serializer), or kept as stored in raw (a models.JSON field) once
+// checked to be JSON. NULL and empty text leave the zero value. So does a value that is
+// not what the field reads (not JSON, or JSON of another shape), which only another
+// writer can store: the field reads as no value and the column is added to broken, so
+// that one broken column costs its own field, not the page, and every API answers valid
+// JSON (docs/reliability.md).
+type jsonColumn struct {
+	v   any
+	raw *models.JSON
+	// name is the column's, appended to broken when it holds no JSON; both set by
+	// newJoinedScan.
+	name   string
+	broken *[]string
+}
 
-// Scan decodes src.
-func (c jsonColumn) Scan(src any) error {
+// Scan decodes or checks src.
+func (c *jsonColumn) Scan(src any) error {
+	if c.raw != nil {
+		err := c.raw.Scan(src)
+		if err == nil && len(bytes.TrimSpace(*c.raw)) == 0 {
+			*c.raw = nil
+		} else if err != nil || !isJSON(*c.raw) {
+			*c.raw = nil
+			c.fail()
+		}
+		return nil
+	}
 	var b []byte
 	switch s := src.(type) {
 	case nil:
@@ -106,14 +142,26 @@ func (c jsonColumn) Scan(src any) error {
 	case string:
 		b = []byte(s)
 	default:
-		return fmt.Errorf("JSON column: cannot read %T", src)
+		c.fail()
+		return nil
 	}
 	if len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
 	// encoding/json's semantics, from its v2 implementation (jsonv1): these columns are
 	// decoded for every message of every page, where it takes less than half the time.
-	return jsonv1.Unmarshal(b, c.v)
+	if err := jsonv1.Unmarshal(b, c.v); err != nil {
+		reflect.ValueOf(c.v).Elem().SetZero() // what the failed decode left half set
+		c.fail()
+	}
+	return nil
+}
+
+// fail notes the column as broken for the current row.
+func (c *jsonColumn) fail() {
+	if c.broken != nil {
+		*c.broken = append(*c.broken, c.name)
+	}
 }
 
 // optionalTime reads a nullable timestamp into an optional Time.

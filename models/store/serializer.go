@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
+	"log/slog"
 	"reflect"
 
 	"gorm.io/gorm/schema"
@@ -16,10 +16,14 @@ func init() { schema.RegisterSerializer("jsontext", jsonTextSerializer{}) }
 // without HTML escaping, so "<&>" inside a stored payload comes back as "<&>".
 type jsonTextSerializer struct{}
 
-// Scan decodes the column into the field.
+// Scan decodes the column into the field. A value that is not what the field reads (not
+// JSON, or JSON of another shape), which only another writer can store, leaves the
+// field's zero value and is noted for the statement's warning (brokenjson.go) instead of
+// failing the whole read.
 func (jsonTextSerializer) Scan(ctx context.Context, field *schema.Field, dst reflect.Value, dbValue any) error {
 	v := reflect.New(field.FieldType)
 	var b []byte
+	ok := true
 	switch d := dbValue.(type) {
 	case nil:
 	case []byte:
@@ -27,11 +31,17 @@ func (jsonTextSerializer) Scan(ctx context.Context, field *schema.Field, dst ref
 	case string:
 		b = []byte(d)
 	default:
-		return fmt.Errorf("column %s: cannot read JSON from %T", field.DBName, dbValue)
+		ok = false // a number, which SQLite hands back for one another writer stored
 	}
-	if len(b) > 0 {
-		if err := json.Unmarshal(b, v.Interface()); err != nil {
-			return fmt.Errorf("column %s: %w", field.DBName, err)
+	if ok && len(bytes.TrimSpace(b)) > 0 {
+		ok = json.Unmarshal(b, v.Interface()) == nil
+	}
+	if !ok {
+		v.Elem().SetZero() // what a failed decode left half set
+		if !noteBrokenField(ctx, dst, field) {
+			// Read outside the store's query callbacks (a Raw scan): contained all the
+			// same, and said without the row's id.
+			slog.WarnContext(ctx, brokenJSONMessage, "table", field.Schema.Table, "columns", []string{field.DBName})
 		}
 	}
 	field.ReflectValueOf(ctx, dst).Set(v.Elem())
