@@ -13,6 +13,9 @@ import (
 
 // JSON is a free-form JSON value (payload, overrides, data) kept byte for byte as
 // stored, so clients get back exactly what they sent. A nil JSON means "no value".
+// Every JSON a writer below sees is JSON: one from a client was parsed on its way in
+// (UnmarshalJSON, UnmarshalGQL), one from the database was checked where its row was
+// read, the store answering no value for text another program left that is not JSON.
 type JSON json.RawMessage
 
 // MarshalJSON writes the stored bytes; nil writes null (fields using JSON are omitempty).
@@ -43,7 +46,7 @@ func (j JSON) IsObject() bool {
 	return len(b) > 0 && b[0] == '{'
 }
 
-// MarshalGQL writes the value as-is into a GraphQL response.
+// MarshalGQL writes the value as it is into a GraphQL response.
 func (j JSON) MarshalGQL(w io.Writer) {
 	if len(j) == 0 {
 		_, _ = io.WriteString(w, "null")

@@ -71,3 +71,25 @@ func FuzzJSONColumnIsEncodingJSON(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkJSONCheck is what checking a free-form column costs a row (brokenjson.go):
+// the seed's payload through the check the scan runs, beside json.Valid.
+func BenchmarkJSONCheck(b *testing.B) {
+	payload := []byte(`{"workflow":"payment-failed","reference":"INV-2025-0042","amount":129.50,"currency":"EUR","items":[{"sku":"SKU-0042","name":"Annual plan","quantity":1}],"customer":{"firstName":"Ken","locale":"en-US","plan":"pro"},"url":"https://example.com/billing/INV-2025-0042"}`)
+	b.Run("check", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			if !store.IsJSON(payload) {
+				b.Fatal("not JSON")
+			}
+		}
+	})
+	b.Run("json.Valid", func(b *testing.B) {
+		b.SetBytes(int64(len(payload)))
+		for b.Loop() {
+			if !json.Valid(payload) {
+				b.Fatal("not JSON")
+			}
+		}
+	})
+}
