@@ -12,3 +12,4 @@ import './suites/errors.mjs';
 import './suites/tenancy.mjs';
 import './suites/records.mjs';
 import './suites/openapi.mjs';
+import './suites/broken.mjs';

@@ -6,7 +6,8 @@
  *   apiA: ReturnType<typeof import('./clients.mjs').apiClient>,
  *   apiB: ReturnType<typeof import('./clients.mjs').apiClient>,
  *   nodeA: ReturnType<typeof import('./clients.mjs').nodeClient>,
- *   nodeB: ReturnType<typeof import('./clients.mjs').nodeClient> }}
+ *   nodeB: ReturnType<typeof import('./clients.mjs').nodeClient>,
+ *   sql: (statement: string) => Promise<void> }}
  */
 export const ctx = {};
 

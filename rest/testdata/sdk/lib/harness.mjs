@@ -91,6 +91,11 @@ export class Server {
     await this.cli('apikey', 'revoke', row[0]);
   }
 
+  /** sql runs statements in the server's database, as another program writing to it would. */
+  async sql(statement) {
+    await sql(`USE \`${this.dbName}\`; ${statement}`);
+  }
+
   /** stop kills the server, drops the database and removes the build. */
   async stop() {
     await stopServer(this.proc);

@@ -24,6 +24,7 @@ test('setup: build the server, create and load its MariaDB database, serve', { t
     apiB: apiClient(server.baseURL, keyB),
     nodeA: nodeClient(server.baseURL, keyA),
     nodeB: nodeClient(server.baseURL, keyB),
+    sql: (statement) => server.sql(statement),
   });
 });
 
