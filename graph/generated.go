@@ -166,6 +166,12 @@ type ComplexityRoot struct {
 		Message func(childComplexity int) int
 	}
 
+	MessagesMarked struct {
+		Changed func(childComplexity int) int
+		Done    func(childComplexity int) int
+		JobID   func(childComplexity int) int
+	}
+
 	MessagesPage struct {
 		Data       func(childComplexity int) int
 		HasMore    func(childComplexity int) int
@@ -359,7 +365,7 @@ type MessageEventResolver interface {
 type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
 	MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error)
-	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (int, error)
+	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error)
 	SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error)
 	UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error)
 }
@@ -897,6 +903,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MessageEvent.Message(childComplexity), true
+
+	case "MessagesMarked.changed":
+		if e.ComplexityRoot.MessagesMarked.Changed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesMarked.Changed(childComplexity), true
+	case "MessagesMarked.done":
+		if e.ComplexityRoot.MessagesMarked.Done == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesMarked.Done(childComplexity), true
+	case "MessagesMarked.jobId":
+		if e.ComplexityRoot.MessagesMarked.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesMarked.JobID(childComplexity), true
 
 	case "MessagesPage.data":
 		if e.ComplexityRoot.MessagesPage.Data == nil {
@@ -1967,9 +1992,13 @@ type Mutation {
 
   """
   Set the inbox state of every one of a subscriber's messages that the filters match
-  ("mark all as read", "archive all read"), as ` + "`" + `markMessages` + "`" + ` sets it. Returns how many
-  messages changed. Written in batches of 500, each its own transaction: if it fails
-  midway, calling it again completes it.
+  ("mark all as read", "archive all read"), as ` + "`" + `markMessages` + "`" + ` sets it. Written in
+  batches of 500, each its own transaction. When the change is not done shortly before
+  the request's deadline (a subscriber with tens of thousands of messages), the answer
+  says so (` + "`" + `done: false` + "`" + `): the change was accepted and is kept, and carries on after the
+  answer until done, even if this instance stops (another, or this one once restarted,
+  takes it on). A subscriber's changes apply in the order they were asked for. An error
+  means nothing was changed.
   """
   markAllMessages(
     "External id of the subscriber the messages belong to."
@@ -1981,7 +2010,7 @@ type Mutation {
     read: Boolean
     seen: Boolean
     archived: Boolean
-  ): Int!
+  ): MessagesMarked!
 
   """
   Hide a message until ` + "`" + `until` + "`" + `: it is ` + "`" + `snoozed` + "`" + ` until then, when it comes back (within a
@@ -2096,6 +2125,20 @@ enum MessageEventKind {
   message written and changed before the client heard of it arrives once, as updated.
   """
   updated
+}
+
+"What ` + "`" + `markAllMessages` + "`" + ` did by the time it answered."
+type MessagesMarked {
+  "How many messages it had changed when it answered: all it changes when ` + "`" + `done` + "`" + `."
+  changed: Int!
+  """
+  Whether the change was complete when it answered. ` + "`" + `false` + "`" + `: it was accepted and
+  carries on after the answer until done; the counts (` + "`" + `messageCounts` + "`" + `) and
+  ` + "`" + `messageEvents` + "`" + ` follow it batch by batch.
+  """
+  done: Boolean!
+  "The job carrying the change on, when not ` + "`" + `done` + "`" + `."
+  jobId: ID
 }
 
 """
@@ -2869,6 +2912,18 @@ func (ec *executionContext) childFields_MessageEvent(ctx context.Context, field 
 		return ec.fieldContext_MessageEvent_cursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessageEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_MessagesMarked(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "changed":
+		return ec.fieldContext_MessagesMarked_changed(ctx, field)
+	case "done":
+		return ec.fieldContext_MessagesMarked_done(ctx, field)
+	case "jobId":
+		return ec.fieldContext_MessagesMarked_jobId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessagesMarked", field.Name)
 }
 
 func (ec *executionContext) childFields_MessagesPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5856,6 +5911,75 @@ func (ec *executionContext) fieldContext_MessageEvent_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("MessageEvent", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _MessagesMarked_changed(ctx context.Context, field graphql.CollectedField, obj *model.MessagesMarked) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesMarked_changed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Changed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesMarked_changed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesMarked", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessagesMarked_done(ctx context.Context, field graphql.CollectedField, obj *model.MessagesMarked) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesMarked_done(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Done, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesMarked_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesMarked", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MessagesMarked_jobId(ctx context.Context, field graphql.CollectedField, obj *model.MessagesMarked) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesMarked_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesMarked_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesMarked", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _MessagesPage_totalCount(ctx context.Context, field graphql.CollectedField, obj *models.MessagesPage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6081,8 +6205,8 @@ func (ec *executionContext) _Mutation_markAllMessages(ctx context.Context, field
 			return ec.Resolvers.Mutation().MarkAllMessages(ctx, fc.Args["subscriberId"].(string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MessagesMarked) graphql.Marshaler {
+			return ec.marshalNMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx, selections, v)
 		},
 		true,
 		true,
@@ -6095,7 +6219,7 @@ func (ec *executionContext) fieldContext_Mutation_markAllMessages(ctx context.Co
 		IsMethod:   true,
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return nil, errors.New("field of type Int does not have child fields")
+			return ec.childFields_MessagesMarked(ctx, field)
 		},
 	}
 	defer func() {
@@ -11446,6 +11570,54 @@ func (ec *executionContext) _MessageEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var messagesMarkedImplementors = []string{"MessagesMarked"}
+
+func (ec *executionContext) _MessagesMarked(ctx context.Context, sel ast.SelectionSet, obj *model.MessagesMarked) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messagesMarkedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessagesMarked")
+		case "changed":
+			out.Values[i] = ec._MessagesMarked_changed(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "done":
+			out.Values[i] = ec._MessagesMarked_done(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._MessagesMarked_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var messagesPageImplementors = []string{"MessagesPage"}
 
 func (ec *executionContext) _MessagesPage(ctx context.Context, sel ast.SelectionSet, obj *models.MessagesPage) graphql.Marshaler {
@@ -13410,6 +13582,16 @@ func (ec *executionContext) marshalNMessageEventKind2messagesᚋgraphᚋmodelᚐ
 	return v
 }
 
+func (ec *executionContext) marshalNMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx context.Context, sel ast.SelectionSet, v *model.MessagesMarked) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MessagesMarked(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMessagesPage2ᚖmessagesᚋmodelsᚐMessagesPage(ctx context.Context, sel ast.SelectionSet, v *models.MessagesPage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -13846,6 +14028,24 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalFloatContext(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := graphql.UnmarshalID(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalID(*v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {

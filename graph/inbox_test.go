@@ -73,14 +73,19 @@ func TestInboxOperations(t *testing.T) {
 			t.Errorf("read connection totalCount %d, want 2", conn.MessagesConnection.TotalCount)
 		}
 
-		var all struct{ MarkAllMessages int }
-		decode(t, post(t, endpoint, `mutation { markAllMessages(subscriberId: "sub-alice", where: {read: true}, archived: true) }`, nil), &all)
-		if all.MarkAllMessages != 2 {
-			t.Fatalf("archiving all read changed %d, want 2", all.MarkAllMessages)
+		type markedAll struct {
+			Changed int
+			Done    bool
+			JobID   *string
 		}
-		decode(t, post(t, endpoint, `mutation { markAllMessages(subscriberId: "sub-alice", where: {read: true}, archived: true) }`, nil), &all)
-		if all.MarkAllMessages != 0 {
-			t.Fatalf("repeating it changed %d, want 0", all.MarkAllMessages)
+		var all struct{ MarkAllMessages markedAll }
+		decode(t, post(t, endpoint, `mutation { markAllMessages(subscriberId: "sub-alice", where: {read: true}, archived: true) { changed done jobId } }`, nil), &all)
+		if diff := cmp.Diff(markedAll{Changed: 2, Done: true}, all.MarkAllMessages); diff != "" {
+			t.Fatalf("archiving all read (-want +got):\n%s", diff)
+		}
+		decode(t, post(t, endpoint, `mutation { markAllMessages(subscriberId: "sub-alice", where: {read: true}, archived: true) { changed done jobId } }`, nil), &all)
+		if diff := cmp.Diff(markedAll{Changed: 0, Done: true}, all.MarkAllMessages); diff != "" {
+			t.Fatalf("repeating it (-want +got):\n%s", diff)
 		}
 		if diff := cmp.Diff(pageSummary{Names: []string{"g3", "g1"}, TotalCount: 2, PageSize: 10}, list(", archived: true")); diff != "" {
 			t.Errorf("archived list (-want +got):\n%s", diff)
@@ -123,7 +128,7 @@ func TestInboxBadInput(t *testing.T) {
 				map[string]any{"id": f.msgs["g1"].ID}, problem{Path: "snoozeMessage", Code: "BAD_USER_INPUT", Field: "snoozedUntil"}},
 			{"graph422TooManyIds", `mutation($ids: [ID!]!) { markMessages(subscriberId: "sub-alice", messageIds: $ids, read: true) { _id } }`,
 				map[string]any{"ids": many}, problem{Path: "markMessages", Code: "BAD_USER_INPUT", Field: "messageIds"}},
-			{"graph422NothingToChange", `mutation { markAllMessages(subscriberId: "sub-alice") }`,
+			{"graph422NothingToChange", `mutation { markAllMessages(subscriberId: "sub-alice") { done } }`,
 				nil, problem{Path: "markAllMessages", Code: "BAD_USER_INPUT", Field: "change"}},
 			{"graph404OtherSubscribersMessage", `mutation($id: ID!) { unsnoozeMessage(subscriberId: "sub-alice", messageId: $id) { _id } }`,
 				map[string]any{"id": f.msgs["g2"].ID}, problem{Path: "unsnoozeMessage", Code: "NOT_FOUND"}},

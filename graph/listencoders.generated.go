@@ -63,6 +63,8 @@ func listPlanMutation(oc *graphql.OperationContext, set ast.SelectionSet) map[st
 			return listPlan_Message(oc, f.Selections)
 		case "markMessages":
 			return listPlan_Message(oc, f.Selections)
+		case "markAllMessages":
+			return listPlan_MessagesMarked(oc, f.Selections)
 		case "snoozeMessage":
 			return listPlan_Message(oc, f.Selections)
 		case "unsnoozeMessage":
@@ -82,6 +84,9 @@ func (ec *executionContext) listMutation(ctx context.Context, w *listWriter, nam
 	case "markMessages":
 		v, ok := res.([]*models.Message)
 		return ok && ec.listValue_NMessage2ᚕᚖmessagesᚋmodelsᚐMessageᚄ(ctx, w, sel, v)
+	case "markAllMessages":
+		v, ok := res.(*model.MessagesMarked)
+		return ok && ec.listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx, w, sel, v)
 	case "snoozeMessage":
 		v, ok := res.(*models.Message)
 		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
@@ -2201,6 +2206,52 @@ func (ec *executionContext) listObject_MessageCounts(ctx context.Context, w *lis
 	return true
 }
 
+// listPlan_MessagesMarked numbers the fields set selects of a MessagesMarked.
+func listPlan_MessagesMarked(oc *graphql.OperationContext, set ast.SelectionSet) (*listSelection, bool) {
+	return planSelection(oc, set, []string{"MessagesMarked"}, func(f graphql.CollectedField) (int, *listSelection, bool) {
+		switch f.Name {
+		case "__typename":
+			return 0, nil, true
+		case "changed":
+			return 1, nil, true
+		case "done":
+			return 2, nil, true
+		case "jobId":
+			return 3, nil, true
+		}
+		return 0, nil, false
+	})
+}
+
+// listObject_MessagesMarked appends the fields sel selects of obj. The value of every
+// optional field passes emptyText, as it passes emptyAsNull in gqlgen's executor.
+func (ec *executionContext) listObject_MessagesMarked(ctx context.Context, w *listWriter, sel *listSelection, obj *model.MessagesMarked) bool {
+	w.b = append(w.b, '{')
+	for _, f := range sel.fields {
+		w.b = append(w.b, f.key...)
+		switch f.field {
+		case 0: // __typename
+			w.b = append(w.b, "\"MessagesMarked\""...)
+		case 1: // changed
+			if !ec.listValue_NInt2int(ctx, w, f.sub, obj.Changed) {
+				return false
+			}
+		case 2: // done
+			if !ec.listValue_NBoolean2bool(ctx, w, f.sub, obj.Done) {
+				return false
+			}
+		case 3: // jobId
+			if emptyText(obj.JobID) {
+				w.b = append(w.b, "null"...)
+			} else if !ec.listValue_OID2ᚖstring(ctx, w, f.sub, obj.JobID) {
+				return false
+			}
+		}
+	}
+	w.b = append(w.b, '}')
+	return true
+}
+
 // listValue_NInt2int writes what marshalNInt2int writes.
 func (ec *executionContext) listValue_NInt2int(ctx context.Context, w *listWriter, sel *listSelection, v int) bool {
 	var ok bool
@@ -2768,4 +2819,23 @@ func (ec *executionContext) listValue_NMessageCounts2ᚖmessagesᚋmodelsᚐCoun
 		return false
 	}
 	return ec.listObject_MessageCounts(ctx, w, sel, v)
+}
+
+// listValue_OID2ᚖstring writes what marshalOID2ᚖstring writes.
+func (ec *executionContext) listValue_OID2ᚖstring(ctx context.Context, w *listWriter, sel *listSelection, v *string) bool {
+	if v == nil {
+		w.b = append(w.b, "null"...)
+		return true
+	}
+	var ok bool
+	w.b, ok = appendString(w.b, *v)
+	return ok
+}
+
+// listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked writes what marshalNMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked writes.
+func (ec *executionContext) listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx context.Context, w *listWriter, sel *listSelection, v *model.MessagesMarked) bool {
+	if v == nil {
+		return false
+	}
+	return ec.listObject_MessagesMarked(ctx, w, sel, v)
 }

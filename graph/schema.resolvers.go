@@ -85,16 +85,20 @@ func (r *mutationResolver) MarkMessages(ctx context.Context, subscriberID string
 }
 
 // MarkAllMessages is the resolver for the markAllMessages field.
-func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (int, error) {
+func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error) {
 	t := models.StateTarget{SubscriberID: subscriberID, Channel: channel}
 	if where != nil {
 		t.Filter = *where
 	}
 	changed, err := r.Service.StateChange(ctx, t, models.StateChange{Read: read, Seen: seen, Archived: archived})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return changed.Changed, nil
+	out := &model.MessagesMarked{Changed: changed.Changed, Done: changed.Done()}
+	if !changed.Done() {
+		out.JobID = &changed.JobID
+	}
+	return out, nil
 }
 
 // SnoozeMessage is the resolver for the snoozeMessage field.

@@ -119,7 +119,14 @@ const MaxStateMessageIDs = 100
 type StateChanged struct {
 	Changed  int
 	Messages []*Message
+	// JobID is set when a change of all messages was accepted but not finished by the
+	// answer: it carries on after it, as the job of that id, until done (surviving a
+	// restart); Changed is then how many it had changed by the answer.
+	JobID string
 }
+
+// Done reports whether the change was complete when answered.
+func (c *StateChanged) Done() bool { return c.JobID == "" }
 
 // Unread is the badge's filter: messages not read, archived or snoozed.
 func Unread() StateFilter {

@@ -143,7 +143,9 @@ var inboxBulk = map[string]struct {
 // inboxBulkChange serves POST /v1/inbox/notifications/{seen,read,archive,read-archive}.
 // Each takes the client's tags filter (the messages of workflows with those tags); seen
 // takes notificationIds to see only those. The answer says how many messages changed:
-// {"data": {"changed": n}}.
+// 200 {"data": {"changed": n}}; or, for a change of all messages not done shortly
+// before the request's deadline, 202 {"data": {"changed": n, "jobId": id}}: accepted,
+// n changed so far, the rest carried on until done (models/service/statejobs.go).
 func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 	caller, err := inboxCaller(r)
 	if err != nil {
@@ -163,7 +165,7 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 	}
 	if body.NotificationIDs != nil && len(*body.NotificationIDs) == 0 {
 		// No message named, none changed: as the platform answers it, not all of them.
-		writeJSON(w, http.StatusOK, envelope{bulkChanged{0}})
+		writeJSON(w, http.StatusOK, envelope{bulkChanged{Changed: 0}})
 		return
 	}
 	tags := body.Tags.groups
@@ -176,12 +178,19 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, envelope{bulkChanged{changed.Changed}})
+	status := http.StatusOK
+	if !changed.Done() {
+		// Accepted: the change carries on after the answer until done (docs/inbox.md).
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, envelope{bulkChanged{changed.Changed, changed.JobID}})
 }
 
-// bulkChanged is the answer of a bulk change: how many messages changed.
+// bulkChanged is the answer of a bulk change: how many messages changed and, when it
+// was accepted and carries on, the job that carries it.
 type bulkChanged struct {
-	Changed int `json:"changed"`
+	Changed int    `json:"changed"`
+	JobID   string `json:"jobId,omitempty"`
 }
 
 // inboxBulkBody is the body of a bulk change, as the client sends it: the messages to

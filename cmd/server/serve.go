@@ -60,6 +60,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
 			&cli.IntFlag{Name: "response-budget-total", Usage: "bytes every request in flight may hold together; past it requests are refused with 503 until others finish (0: unbounded)", Value: models.DefaultBudgetPool, Sources: cli.EnvVars("RESPONSE_BUDGET_TOTAL")},
 			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: service.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
+			&cli.DurationFlag{Name: "bulk-job-lease", Usage: "how long an instance holds a bulk change it carries on past its request without renewing it (each batch renews it): how late another instance takes on the change of one that died", Value: service.DefaultStateJobLease, Sources: cli.EnvVars("BULK_JOB_LEASE")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
 			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
@@ -86,6 +87,7 @@ func (a *app) serveCommand() *cli.Command {
 				sessionSecrets: [][]byte{[]byte(cmd.String("session-secret")), []byte(cmd.String("session-secret-previous"))},
 				cors:           edge.CORSOptions{AllowedOrigins: edge.ParseOrigins(cmd.String("cors-allowed-origins")), AllowLocalhost: c.development()},
 				idempotency:    edge.IdempotencyOptions{TTL: cmd.Duration("idempotency-ttl")},
+				bulkJobLease:   cmd.Duration("bulk-job-lease"),
 				events:         changefeed.Options{Interval: cmd.Duration("events-poll-interval"), RestInterval: cmd.Duration("events-rest-interval"), Lookback: cmd.Duration("events-lookback"), Buffer: cmd.Int("events-buffer"), SlowTimeout: cmd.Duration("events-slow-timeout")},
 				eventRetention: cmd.Duration("events-retention"),
 				socket: transport.SocketOptions{Ping: pingInterval(cmd.Duration("websocket-ping")), InitTimeout: cmd.Duration("websocket-init-timeout"),
@@ -112,6 +114,7 @@ type serveOptions struct {
 	sessionSecrets [][]byte
 	cors           edge.CORSOptions
 	idempotency    edge.IdempotencyOptions
+	bulkJobLease   time.Duration
 	// events tune the change feed behind messageEvents.
 	events         changefeed.Options
 	eventRetention time.Duration
@@ -215,7 +218,14 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 		return err
 	}
 	svc := service.New(service.Options{Store: st, Sessions: d.sessions, Feed: feed, CursorSecret: []byte(o.cursorSecret),
-		EventRetention: o.eventRetention, Now: now, Logger: logger})
+		EventRetention: o.eventRetention, Now: now, Logger: logger,
+		StateJobs: service.StateJobOptions{Lease: o.bulkJobLease}})
+	// Bulk changes past their request run until the server stops, and stop (giving up
+	// their leases) before the store closes.
+	jobs, stopJobs := context.WithCancel(ctx)
+	jobsStopped := make(chan struct{})
+	go func() { svc.RunStateJobs(jobs); close(jobsStopped) }()
+	defer func() { stopJobs(); <-jobsStopped }()
 	idempotency := edge.NewIdempotency(st, logger, now, o.idempotency)
 	go idempotency.PurgeExpired(ctx)
 	pool := models.NewBudgetPool(o.budgetTotal)

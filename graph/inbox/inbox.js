@@ -34,7 +34,7 @@
   const markMutation = `mutation Mark($s: String!, $ids: [ID!]!, $read: Boolean, $seen: Boolean, $archived: Boolean) {
     markMessages(subscriberId: $s, messageIds: $ids, read: $read, seen: $seen, archived: $archived) { ${fields} } }`;
   const markAllMutation = `mutation MarkAllRead($s: String!) {
-    markAllMessages(subscriberId: $s, channel: in_app, where: { read: false }, read: true) }`;
+    markAllMessages(subscriberId: $s, channel: in_app, where: { read: false }, read: true) { done } }`;
   // Pressing a button acts on the message, which also reads it: both in one request.
   const pressMutation = `mutation Press($s: String!, $id: ID!, $type: ButtonType!, $seen: Boolean) {
     markMessageAction(subscriberId: $s, messageId: $id, type: $type, status: done) { _id }

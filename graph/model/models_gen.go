@@ -9,6 +9,18 @@ import (
 	"strconv"
 )
 
+// What `markAllMessages` did by the time it answered.
+type MessagesMarked struct {
+	// How many messages it had changed when it answered: all it changes when `done`.
+	Changed int `json:"changed"`
+	// Whether the change was complete when it answered. `false`: it was accepted and
+	// carries on after the answer until done; the counts (`messageCounts`) and
+	// `messageEvents` follow it batch by batch.
+	Done bool `json:"done"`
+	// The job carrying the change on, when not `done`.
+	JobID *string `json:"jobId,omitempty"`
+}
+
 type Mutation struct {
 }
 

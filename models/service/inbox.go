@@ -16,7 +16,9 @@ const MaxStateFilters = 30
 
 // StateChange changes the inbox state of messages of one subscriber: those t names, or
 // every one t's channel and filter match. A session changes only its own subscriber's
-// messages; another's do not exist for it.
+// messages; another's do not exist for it. A change of every message runs as a job
+// (statejobs.go): when it is not done shortly before ctx's deadline, the answer says so
+// (JobID) and the change carries on until done. An error means nothing was changed.
 func (s *Service) StateChange(ctx context.Context, t models.StateTarget, c models.StateChange) (*models.StateChanged, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -40,6 +42,7 @@ func (s *Service) StateChange(ctx context.Context, t models.StateTarget, c model
 			return &models.StateChanged{}, nil
 		}
 		t.TemplateIDs = templates
+		return s.changeAll(ctx, caller.EnvironmentID, t, c)
 	}
 	return s.store.ChangeState(ctx, caller.EnvironmentID, t, c)
 }

@@ -41,6 +41,8 @@ type Options struct {
 	// Logger records what a client is refused for a fault of the server's configuration;
 	// nil means slog.Default().
 	Logger *slog.Logger
+	// StateJobs say how changes of all a subscriber's messages run past their request.
+	StateJobs StateJobOptions
 }
 
 // Service holds the rules; its methods are safe for concurrent use.
@@ -53,6 +55,7 @@ type Service struct {
 	now       func() time.Time
 	logger    *slog.Logger
 	counts    countWatches // the live counts followed, shared by key
+	jobs      *stateJobs
 }
 
 // New returns the service of o.
@@ -71,7 +74,8 @@ func New(o Options) *Service {
 		o.Logger = slog.Default()
 	}
 	return &Service{store: o.Store, sessions: o.Sessions, feed: o.Feed, cursors: cursorKey(o.CursorSecret),
-		retention: o.EventRetention, now: o.Now, logger: o.Logger}
+		retention: o.EventRetention, now: o.Now, logger: o.Logger,
+		jobs: newStateJobs(o.Store, o.StateJobs, o.Logger, o.Now())}
 }
 
 // Authenticate resolves an API key to its caller; an unknown or revoked key is

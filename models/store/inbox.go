@@ -28,9 +28,15 @@ func (s *Store) ChangeState(ctx context.Context, environmentID string, t models.
 	}
 	out := &models.StateChanged{}
 	for {
-		n, err := s.changeBatch(ctx, environmentID, t, set, args, c)
-		out.Changed += n
-		if err != nil || n < stateBatch {
+		var changed int
+		var more bool
+		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
+			var err error
+			changed, more, err = s.changeBatch(ctx, environmentID, t, set, args, c)
+			return err
+		})
+		out.Changed += changed
+		if err != nil || !more {
 			return out, err
 		}
 	}
@@ -79,33 +85,24 @@ func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.
 	return out, nil
 }
 
-// changeBatch changes at most stateBatch of the target's messages that need it, in a
-// transaction: their ids first, through the inbox index, then those rows by primary key
-// (MySQL cannot UPDATE through a LIMIT subquery of the same table).
-func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (int, error) {
-	n := 0
-	err := s.RetryTransaction(ctx, func(ctx context.Context) error {
-		n = 0
-		f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter, TemplateIDs: t.TemplateIDs}
-		differs, dargs := stateDiffers(c)
-		var ids []string
-		if err := s.filtered(ctx, environmentID, f).Where(differs, dargs...).
-			Order("id").Limit(stateBatch).Pluck("id", &ids).Error; err != nil {
-			return err
-		}
-		if len(ids) == 0 {
-			return nil
-		}
-		res := s.conn(ctx).Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+differs,
-			append(append(args, environmentID, ids), dargs...)...)
-		n = int(res.RowsAffected)
-		if res.Error == nil && len(ids) == stateBatch {
-			// A full batch: more may follow, whatever this one changed.
-			n = max(n, stateBatch)
-		}
-		return res.Error
-	})
-	return n, err
+// changeBatch changes at most stateBatch of the target's messages that need it, in the
+// transaction ctx carries: their ids first, through the inbox index, then those rows by
+// primary key (MySQL cannot UPDATE through a LIMIT subquery of the same table). more
+// reports a full batch, after which more messages may need the change.
+func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (changed int, more bool, err error) {
+	f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter, TemplateIDs: t.TemplateIDs}
+	differs, dargs := stateDiffers(c)
+	var ids []string
+	if err := s.filtered(ctx, environmentID, f).Where(differs, dargs...).
+		Order("id").Limit(stateBatch).Pluck("id", &ids).Error; err != nil {
+		return 0, false, err
+	}
+	if len(ids) == 0 {
+		return 0, false, nil
+	}
+	res := s.conn(ctx).Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+differs,
+		append(append(args, environmentID, ids), dargs...)...)
+	return int(res.RowsAffected), len(ids) == stateBatch, res.Error
 }
 
 // stateSet is the SET list of c, with its arguments. A time is stamped only when the

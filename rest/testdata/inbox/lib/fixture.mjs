@@ -63,3 +63,14 @@ export const records = [...inboxA, ...emailsA, ...aliceA, ...inboxB];
 
 /** unreadA is how many of A's shared-user in-app messages are unread at load. */
 export const unreadA = inboxA.filter((m) => !m.read).length;
+
+/** The subscriber of A whose inbox is large: bulkInbox(n) is n unread in-app messages of hers. */
+export const bulkUser = 'bulk-user';
+const bulkSubscriber = subscriber('5a00', 3, bulkUser, envA, orgA);
+export function bulkInbox(n) {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    out.push(message('af00', i, bulkSubscriber, welcome, envA, orgA, at(i), { cta: undefined }));
+  }
+  return out;
+}

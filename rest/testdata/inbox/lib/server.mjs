@@ -21,7 +21,8 @@ async function sql(statement) {
   const client = which(['mariadb', 'mysql']);
   if (!client) throw new Error('neither the mariadb nor the mysql client is on PATH; the suite needs MariaDB at 127.0.0.1:3306');
   try {
-    await run(client, ['-h', '127.0.0.1', '-P', '3306', '-u', 'root', '--batch', '-e', statement], { timeout: 30_000 });
+    const { stdout } = await run(client, ['-h', '127.0.0.1', '-P', '3306', '-u', 'root', '--batch', '--skip-column-names', '-e', statement], { timeout: 30_000 });
+    return stdout;
   } catch (err) {
     throw new Error(`MariaDB at 127.0.0.1:3306 (root, no password) refused "${statement}": ${err.stderr || err.message}`);
   }
@@ -44,9 +45,14 @@ export class Server {
   }
 
   async cli(...args) {
+    return this.cliWithin(120_000, ...args);
+  }
+
+  /** cliWithin is cli with its own bound, in milliseconds. */
+  async cliWithin(timeout, ...args) {
     try {
       const { stdout } = await run(this.binary, ['--database-url', this.databaseURL, ...args],
-        { timeout: 120_000, maxBuffer: 16 << 20, env: this.env });
+        { timeout, maxBuffer: 16 << 20, env: this.env });
       return stdout;
     } catch (err) {
       throw new Error(`server ${args.join(' ')} failed (exit ${err.code}): ${err.stderr || err.message}`);
@@ -76,6 +82,22 @@ export class Server {
   /** sql runs statement on the server's database with the mariadb client: a writer that is not this server. */
   async sql(statement) {
     await sql(`USE \`${this.dbName}\`; ${statement}`);
+  }
+
+  /** scalar is the one number a query of the server's database answers, read with the mariadb client. */
+  async scalar(statement) {
+    return Number((await sql(`USE \`${this.dbName}\`; ${statement}`)).trim());
+  }
+
+  /** import loads more records with the server's import, in another process, within timeout milliseconds. */
+  async import(records, timeout = 120_000) {
+    const file = join(this.dir, `more-${randomBytes(4).toString('hex')}.jsonl`);
+    await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    try {
+      await this.cliWithin(timeout, 'import', '--file', file);
+    } finally {
+      await rm(file, { force: true });
+    }
   }
 
   /** apiKey creates a key for an environment: { key, app } (its applicationIdentifier). */
