@@ -51,6 +51,7 @@ type stateJobs struct {
 	// base is the context jobs run in: the instance's life, from RunStateJobs; until it
 	// runs, jobs run until done.
 	base    context.Context
+	stopped bool // run has returned or is waiting for the jobs: start starts none
 	running sync.WaitGroup
 	// active are the jobs running here, by id: a sweep that claims one again (its lease
 	// passed while a batch was failing) leaves it to the run it has.
@@ -90,6 +91,13 @@ func (j *stateJobs) start(job *store.StateJob, failed func()) *jobRun {
 		j.mu.Unlock()
 		return nil
 	}
+	if j.stopped {
+		// The instance is stopping: the job is left to its lease, for the next one.
+		j.mu.Unlock()
+		run.err = context.Canceled
+		close(run.done)
+		return run
+	}
 	j.active[job.ID] = true
 	ctx := j.base
 	j.running.Add(1)
@@ -101,7 +109,7 @@ func (j *stateJobs) start(job *store.StateJob, failed func()) *jobRun {
 		j.mu.Lock()
 		delete(j.active, job.ID)
 		j.mu.Unlock()
-		j.stopped(ctx, job, run.err)
+		j.ended(ctx, job, run.err)
 	}()
 	return run
 }
@@ -115,6 +123,10 @@ func (j *stateJobs) runUntilStopped(ctx context.Context, job *store.StateJob, ru
 	for {
 		err := j.store.RunStateJob(ctx, job, j.owner, j.o.Lease, run.changed.Store)
 		if err == nil || ctx.Err() != nil || errors.Is(err, store.ErrStateJobLost) {
+			return err
+		}
+		if errors.Is(err, store.ErrStateJobInvalid) {
+			j.logger.Error("a bulk change that cannot be run was deleted", "job", job.ID, "error", err)
 			return err
 		}
 		if failed != nil {
@@ -132,10 +144,10 @@ func (j *stateJobs) runUntilStopped(ctx context.Context, job *store.StateJob, ru
 	}
 }
 
-// stopped logs a job that stopped before it was done and, when this instance is
+// ended logs a job that stopped before it was done and, when this instance is
 // stopping, gives up its lease so that another carries it on at once. A job done wakes
 // the sweep, which claims the subscriber's next job, if any.
-func (j *stateJobs) stopped(ctx context.Context, job *store.StateJob, err error) {
+func (j *stateJobs) ended(ctx context.Context, job *store.StateJob, err error) {
 	switch {
 	case err == nil:
 		select {
@@ -164,6 +176,9 @@ func (j *stateJobs) run(ctx context.Context) {
 		j.sweep(ctx)
 		select {
 		case <-ctx.Done():
+			j.mu.Lock()
+			j.stopped = true
+			j.mu.Unlock()
 			j.running.Wait()
 			return
 		case <-t.C:

@@ -57,6 +57,10 @@ type stateJobSpec struct {
 // this one's lease had passed.
 var ErrStateJobLost = errors.New("state job: lease lost to another instance")
 
+// ErrStateJobInvalid is what RunStateJob returns, wrapped, for a job whose spec does not
+// decode (written by something else than CreateStateJob): it is deleted, never run.
+var ErrStateJobInvalid = errors.New("state job: spec does not decode")
+
 // CreateStateJob keeps the change of all of t's messages as a job. When ctx carries no
 // transaction and no older job of the subscriber is still waiting or running, the job is
 // claimed for owner for lease, and claimed reports it: the caller runs it (RunStateJob)
@@ -133,7 +137,7 @@ ORDER BY j.created_at, j.id LIMIT ?`, limit).Scan(&due).Error
 func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, lease time.Duration, progress func(changed int64)) error {
 	var spec stateJobSpec
 	if err := json.Unmarshal([]byte(job.Spec), &spec); err != nil {
-		err = fmt.Errorf("state job %s: spec: %w", job.ID, err)
+		err = fmt.Errorf("%w: %s: %w", ErrStateJobInvalid, job.ID, err)
 		return errors.Join(err, s.db.WithContext(ctx).Exec("DELETE FROM state_jobs WHERE id = ?", job.ID).Error)
 	}
 	defer s.noteWrite()
