@@ -10,3 +10,4 @@ import './suites/http-cache.mjs';
 import './suites/subscriptions.mjs';
 import './suites/doors.mjs';
 import './suites/backpressure.mjs';
+import './suites/brokenjson.mjs';

@@ -148,11 +148,11 @@ export function wsClient(authorization, options = {}) {
  * subscribeWS starts messageEvents on client and returns its stream once the server has
  * run the resolver: the server reads one socket's messages in order, so when a query
  * sent after the subscription has answered, the subscription is registered and the
- * changes the test makes next are its.
+ * changes the test makes next are its. query, when given, selects another part of the events.
  */
-export async function subscribeWS(client, variables, label = 'graphql-ws') {
+export async function subscribeWS(client, variables, label = 'graphql-ws', query = messageEvents) {
   const stream = new EventStream(label);
-  stream.dispose = client.subscribe({ query: messageEvents, variables }, stream.sink);
+  stream.dispose = client.subscribe({ query, variables }, stream.sink);
   await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${label}: { __typename } sent after the subscription did not answer within ${eventWait} ms`)), eventWait);
     client.subscribe({ query: '{ __typename }' }, {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 
+import { breakJSON, restoreJSON } from '../lib/broken.mjs';
 import { ctx, running } from '../lib/context.mjs';
 import { fullRecords, recordsA } from '../lib/fixture.mjs';
 
@@ -15,12 +16,9 @@ const intact = fullRecords[1];
 describe('a row another writer broke', () => {
   before(async () => {
     running();
-    await ctx.sql(`UPDATE messages SET payload = 'xxx', overrides = '{', cta = 'nope' WHERE id = '${broken._id}'`);
+    await breakJSON(ctx.sql, broken);
   });
-  after(async () => {
-    const json = (v) => `'${JSON.stringify(v).replaceAll("'", "''").replaceAll('\\', '\\\\')}'`;
-    await ctx.sql(`UPDATE messages SET payload = ${json(broken.payload)}, overrides = ${json(broken.overrides)}, cta = ${json(broken.cta)} WHERE id = '${broken._id}'`);
-  });
+  after(() => restoreJSON(ctx.sql, broken));
 
   it('brokenRowLeftOutByApiSdk', async () => {
     const { result } = await ctx.apiA.novu.messages.retrieve({ limit: 1000 });
