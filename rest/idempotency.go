@@ -8,17 +8,24 @@ import (
 	"strings"
 )
 
-// markActionPattern is the one /v1 route that changes anything.
-const markActionPattern = "POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}"
+// The /v1 routes that change anything: a call-to-action's mark, and the marks of read
+// and seen (v1marks.go).
+const (
+	markActionPattern = "POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}"
+	markAllPattern    = "POST /v1/subscribers/{subscriberId}/messages/mark-all"
+	markAsPattern     = "POST /v1/subscribers/{subscriberId}/messages/mark-as"
+)
 
 // IdempotencyPolicy tells the edge's idempotency guard which /v1 requests take an
-// Idempotency-Key (a mark: the one route that changes anything) and what identifies one.
+// Idempotency-Key (the marks: the routes that change anything) and what identifies one.
 type IdempotencyPolicy struct{ routes *http.ServeMux }
 
 // NewIdempotencyPolicy returns the /v1 idempotency policy.
 func NewIdempotencyPolicy() IdempotencyPolicy {
 	routes := http.NewServeMux()
-	routes.Handle(markActionPattern, http.NotFoundHandler())
+	for _, pattern := range []string{markActionPattern, markAllPattern, markAsPattern} {
+		routes.Handle(pattern, http.NotFoundHandler())
+	}
 	return IdempotencyPolicy{routes: routes}
 }
 
@@ -26,18 +33,19 @@ func NewIdempotencyPolicy() IdempotencyPolicy {
 // canonical JSON, so whitespace and key order do not make a retry a different request.
 // Other routes change nothing, so the key does not apply to them.
 func (p IdempotencyPolicy) Fingerprint(r *http.Request, body []byte) (parts []string, applies bool) {
-	if _, pattern := p.routes.Handler(r); pattern != markActionPattern {
+	_, pattern := p.routes.Handler(r)
+	if pattern == "" {
 		return nil, false
 	}
-	return restFingerprint(r, body), true
+	return restFingerprint(pattern, r, body), true
 }
 
 // Ran reports that every 2xx of /v1 means the request ran.
 func (IdempotencyPolicy) Ran([]byte) bool { return true }
 
-// restFingerprint is the parts that identify a mark.
-func restFingerprint(r *http.Request, body []byte) []string {
-	return []string{markActionPattern, r.Method, pathSegments(r.URL), string(models.CanonicalJSON(body))}
+// restFingerprint is the parts that identify a mark of the route pattern.
+func restFingerprint(pattern string, r *http.Request, body []byte) []string {
+	return []string{pattern, r.Method, pathSegments(r.URL), string(models.CanonicalJSON(body))}
 }
 
 // pathSegments is the path as a JSON list of its unescaped segments, so that "a%2Fb" in

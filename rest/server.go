@@ -35,6 +35,8 @@ func (s *Server) Routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v1/messages", s.listMessages)
 	mux.HandleFunc(markActionPattern, s.markMessageAction)
+	mux.HandleFunc(markAllPattern, s.markAllMessages)
+	mux.HandleFunc(markAsPattern, s.markMessagesAs)
 	mux.HandleFunc("POST "+inboxSessionPath, s.createSession)
 	mux.HandleFunc(inboxSessionPath, s.methodNotAllowed("POST"))
 	mux.HandleFunc("GET /v1/inbox/notifications", s.inboxNotifications)
@@ -47,6 +49,8 @@ func (s *Server) Routes() http.Handler {
 	mux.HandleFunc("PATCH /v1/inbox/preferences/{workflow}", s.preferencesReadOnly)
 	mux.HandleFunc("/v1/messages", s.methodNotAllowed("GET, HEAD"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", s.methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/mark-all", s.methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/mark-as", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, RouteNotFound(r))
 	})

@@ -1,0 +1,131 @@
+package rest
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"slices"
+
+	"messages/models"
+	"messages/models/wire"
+)
+
+// The platform's /v1 marks of read and seen, as @novu/api 3.19.1 calls them
+// (subscribers.messages.markAll and markAllAs) and @novu/node 2.6.6 (markAllMessagesAs):
+// the same service.StateChange as the inbox API, with the platform's semantics
+// (models.MarkAs.Change: read also sees, and so does unread).
+
+// markAllMessages serves POST /v1/subscribers/{subscriberId}/messages/mark-all: every
+// in-app message of the subscriber marked as the body's markAs, as the platform's
+// mark-all changes its in-app feed only. It answers 201 with how many messages changed,
+// a bare number. feedIdentifier narrows to feeds, which this server does not keep:
+// given, it is refused rather than ignored.
+func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		MarkAs         json.RawMessage `json:"markAs"`
+		FeedIdentifier json.RawMessage `json:"feedIdentifier"`
+	}
+	raw, err := readJSONBody(w, r)
+	if err == nil {
+		err = decodeStrict(raw, &body, "markAs and feedIdentifier")
+	}
+	if err == nil && len(body.FeedIdentifier) > 0 && !bytes.Equal(body.FeedIdentifier, []byte("null")) {
+		err = models.Invalid("feedIdentifier", rawValue(body.FeedIdentifier),
+			"this server keeps no feeds, so it cannot narrow a mark to one (docs/api.md): leave feedIdentifier out to mark every in-app message")
+	}
+	var as models.MarkAs
+	if err == nil {
+		as, err = markAsMember(body.MarkAs)
+	}
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	changed, err := s.service.MarkMessagesAs(r.Context(),
+		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), Channel: &inAppChannel}, as)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, changed.Changed)
+}
+
+// markMessagesAs serves POST /v1/subscribers/{subscriberId}/messages/mark-as: the
+// messages the body's messageId names (one id, or an array of them), of any channel,
+// marked as its markAs. It answers 201 with each of them as stored after the mark, in
+// the /v1 record form, newest first; ids that name no message of the subscriber (unknown,
+// or another subscriber's or environment's) are left out, as the platform leaves them.
+func (s *Server) markMessagesAs(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		MessageID json.RawMessage `json:"messageId"`
+		MarkAs    json.RawMessage `json:"markAs"`
+	}
+	raw, err := readJSONBody(w, r)
+	if err == nil {
+		err = decodeStrict(raw, &body, "messageId and markAs")
+	}
+	var ids []string
+	if err == nil {
+		ids, err = messageIDsMember(body.MessageID)
+	}
+	var as models.MarkAs
+	if err == nil {
+		as, err = markAsMember(body.MarkAs)
+	}
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	changed, err := s.service.MarkMessagesAs(r.Context(),
+		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), MessageIDs: ids}, as)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	out := []byte{'['}
+	for i, m := range changed.Messages {
+		b, err := wire.Message(m)
+		if err != nil {
+			s.errors.WriteError(w, r, err)
+			return
+		}
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, b...)
+	}
+	writeEncoded(w, http.StatusCreated, append(out, ']'))
+}
+
+// markAsMember reads markAs, which must be a string; the service refuses one it does
+// not know.
+func markAsMember(raw json.RawMessage) (models.MarkAs, error) {
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", models.Invalid("markAs", rawValue(raw), "markAs must be one of read, seen, unread, unseen")
+	}
+	return models.MarkAs(v), nil
+}
+
+// messageIDsMember reads messageId: one id, or a non-empty array of them.
+func messageIDsMember(raw json.RawMessage) ([]string, error) {
+	const must = "messageId is required: a message id, or a non-empty array of them"
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil, models.Invalid("messageId", nil, must)
+	}
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		if one == "" {
+			return nil, models.Invalid("messageId", one, must)
+		}
+		return []string{one}, nil
+	}
+	var ids []string
+	if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 || slices.Contains(ids, "") {
+		return nil, models.Invalid("messageId", rawValue(raw), must)
+	}
+	return ids, nil
+}
