@@ -14,6 +14,7 @@ const (
 	markActionPattern = "POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}"
 	markAllPattern    = "POST /v1/subscribers/{subscriberId}/messages/mark-all"
 	markAsPattern     = "POST /v1/subscribers/{subscriberId}/messages/mark-as"
+	markByMarkPattern = "POST /v1/subscribers/{subscriberId}/messages/markAs"
 )
 
 // IdempotencyPolicy tells the edge's idempotency guard which /v1 requests take an
@@ -23,7 +24,7 @@ type IdempotencyPolicy struct{ routes *http.ServeMux }
 // NewIdempotencyPolicy returns the /v1 idempotency policy.
 func NewIdempotencyPolicy() IdempotencyPolicy {
 	routes := http.NewServeMux()
-	for _, pattern := range []string{markActionPattern, markAllPattern, markAsPattern} {
+	for _, pattern := range []string{markActionPattern, markAllPattern, markAsPattern, markByMarkPattern} {
 		routes.Handle(pattern, http.NotFoundHandler())
 	}
 	return IdempotencyPolicy{routes: routes}

@@ -37,6 +37,7 @@ func (s *Server) Routes() http.Handler {
 	mux.HandleFunc(markActionPattern, s.markMessageAction)
 	mux.HandleFunc(markAllPattern, s.markAllMessages)
 	mux.HandleFunc(markAsPattern, s.markMessagesAs)
+	mux.HandleFunc(markByMarkPattern, s.markMessagesByMark)
 	mux.HandleFunc("POST "+inboxSessionPath, s.createSession)
 	mux.HandleFunc(inboxSessionPath, s.methodNotAllowed("POST"))
 	mux.HandleFunc("GET /v1/inbox/notifications", s.inboxNotifications)
@@ -51,6 +52,7 @@ func (s *Server) Routes() http.Handler {
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/mark-all", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/mark-as", s.methodNotAllowed("POST"))
+	mux.HandleFunc("/v1/subscribers/{subscriberId}/messages/markAs", s.methodNotAllowed("POST"))
 	mux.HandleFunc("/v1/", func(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, RouteNotFound(r))
 	})

@@ -78,6 +78,46 @@ func (s *Server) markMessagesAs(w http.ResponseWriter, r *http.Request) {
 	}
 	changed, err := s.service.MarkMessagesAs(r.Context(),
 		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), MessageIDs: ids}, as)
+	s.writeMarked(w, r, changed, err)
+}
+
+// markMessagesByMark serves POST /v1/subscribers/{subscriberId}/messages/markAs, the
+// platform's older form of mark-as that @novu/node 2.6.6 calls (markMessageSeen,
+// markMessageRead, markMessageAs): body {"messageId", "mark": {"seen"?, "read"?}}, each
+// flag set as given and nothing else (read does not imply seen here, as the platform's
+// own older route). It answers as mark-as does.
+func (s *Server) markMessagesByMark(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		MessageID json.RawMessage `json:"messageId"`
+		Mark      *struct {
+			Seen *bool `json:"seen"`
+			Read *bool `json:"read"`
+		} `json:"mark"`
+	}
+	raw, err := readJSONBody(w, r)
+	if err == nil {
+		err = decodeStrict(raw, &body, "messageId and mark (seen and read)")
+	}
+	var ids []string
+	if err == nil {
+		ids, err = messageIDsMember(body.MessageID)
+	}
+	if err == nil && (body.Mark == nil || (body.Mark.Seen == nil && body.Mark.Read == nil)) {
+		err = models.Invalid("mark", nil, "mark is required: an object with seen, read or both, each true or false")
+	}
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	changed, err := s.service.MarkSubscriberMessages(r.Context(),
+		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), MessageIDs: ids},
+		models.StateChange{Seen: body.Mark.Seen, Read: body.Mark.Read})
+	s.writeMarked(w, r, changed, err)
+}
+
+// writeMarked answers a mark of named messages: 201 with each as stored after it, in
+// the /v1 record form, or the error.
+func (s *Server) writeMarked(w http.ResponseWriter, r *http.Request, changed *models.StateChanged, err error) {
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return

@@ -136,6 +136,19 @@ func TestMarkMessagesAs(t *testing.T) {
 				t.Errorf("the other tenant's message is %q, want unchanged", got)
 			}
 		})
+		t.Run("markAsOlder201SetsOnlyWhatItNames", func(t *testing.T) {
+			m := tn.Message(t, alice, tpl, nil)
+			res := a.post(t, tn.Key, marksURI("alice", "markAs"), `{"messageId":["`+m.ID+`"],"mark":{"read":true}}`)
+			if res.status != http.StatusCreated {
+				t.Fatalf("status %d; body %s", res.status, res.body)
+			}
+			if got := readSeen(t, a, tn.Key, "alice")[m.ID]; got != "read" {
+				t.Errorf("stored %q, want read and not seen", got)
+			}
+			if list := decodeList(t, res.body); len(list) != 1 || list[0]["read"] != true || list[0]["seen"] != false {
+				t.Errorf("answered %s", res.body)
+			}
+		})
 		t.Run("markAs201UnknownIdAnswersNone", func(t *testing.T) {
 			res := a.post(t, tn.Key, marksURI("alice", "mark-as"), `{"messageId":"67c2be400000000000000abc","markAs":"seen"}`)
 			if res.status != http.StatusCreated || strings.TrimSpace(string(res.body)) != "[]" {
@@ -190,6 +203,10 @@ func TestMarksRefused(t *testing.T) {
 			{"markAs422MessageIdsEmpty", "", marksURI("alice", "mark-as"), `{"messageId":[],"markAs":"read"}`, 422, "messageId"},
 			{"markAs422MessageIdNumber", "", marksURI("alice", "mark-as"), `{"messageId":[1],"markAs":"read"}`, 422, "messageId"},
 			{"markAs422TooManyIds", "", marksURI("alice", "mark-as"), `{"messageId":[` + strings.Join(many, ",") + `],"markAs":"read"}`, 422, "messageIds"},
+			{"markAsOlder422MarkEmpty", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `","mark":{}}`, 422, "mark"},
+			{"markAsOlder422MarkMissing", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `"}`, 422, "mark"},
+			{"markAsOlder422MarkString", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `","mark":{"seen":"yes"}}`, 422, "mark.seen"},
+			{"markAsOlder404OtherTenant", other.Key, marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `","mark":{"seen":true}}`, 404, ""},
 			{"markAs404UnknownSubscriber", "", marksURI("nobody", "mark-as"), `{"messageId":"` + msg.ID + `","markAs":"read"}`, 404, ""},
 			{"markAs404OtherTenant", other.Key, marksURI("alice", "mark-as"), `{"messageId":"` + msg.ID + `","markAs":"read"}`, 404, ""},
 		}

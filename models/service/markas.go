@@ -9,14 +9,8 @@ import (
 
 // MarkMessagesAs applies one of /v1's marks (read, seen, unread, unseen) to messages of
 // one subscriber: those t names, or every one t's channel and filter match. It is
-// StateChange with the platform's answers: a subscriber the caller's environment does
-// not have is not found (404), before anything is read or written, and so is another
-// subscriber for a session.
+// MarkSubscriberMessages with the mark's change; a mark it does not know is refused.
 func (s *Service) MarkMessagesAs(ctx context.Context, t models.StateTarget, as models.MarkAs) (*models.StateChanged, error) {
-	caller, err := models.CallerFrom(ctx)
-	if err != nil {
-		return nil, err
-	}
 	c, ok := as.Change()
 	if !ok {
 		names := make([]string, len(models.MarkAsValues))
@@ -28,6 +22,17 @@ func (s *Service) MarkMessagesAs(ctx context.Context, t models.StateTarget, as m
 			value = nil
 		}
 		return nil, models.Invalid("markAs", value, "markAs must be one of "+strings.Join(names, ", "))
+	}
+	return s.MarkSubscriberMessages(ctx, t, c)
+}
+
+// MarkSubscriberMessages is StateChange for /v1, which names the subscriber in its path:
+// one the caller's environment does not have is not found (404), before anything is read
+// or written, and so is another subscriber for a session.
+func (s *Service) MarkSubscriberMessages(ctx context.Context, t models.StateTarget, c models.StateChange) (*models.StateChanged, error) {
+	caller, err := models.CallerFrom(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if err := checkText("subscriberId", t.SubscriberID); err != nil {
 		return nil, err

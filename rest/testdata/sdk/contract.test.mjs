@@ -12,4 +12,5 @@ import './suites/errors.mjs';
 import './suites/tenancy.mjs';
 import './suites/records.mjs';
 import './suites/openapi.mjs';
+import './suites/marks.mjs';
 import './suites/broken.mjs';

@@ -62,6 +62,10 @@ const subscriberSparse = {
 };
 const subscriberSharedB = { ...bare(1, sharedSubscriberId, envB, orgB), firstName: 'Other tenant' };
 const subscriberCarol = bare(2, 'carol', envB, orgB);
+// The subscriber the read and seen marks change (suites/marks.mjs), in both environments.
+export const marksSubscriberId = 'marks-user';
+const subscriberMarksA = bare(9, marksSubscriberId, envA, orgA);
+const subscriberMarksB = bare(9, marksSubscriberId, envB, orgB);
 
 export const subscribers = { full: subscriberFull, alice: subscriberAlice, bob: subscriberBob, zoe: subscriberZoe, sparse: subscriberSparse };
 
@@ -211,12 +215,21 @@ for (const [name, n] of [['api', 0x80], ['apiPayload', 0x81], ['idempotent', 0x8
   messagesA.push(m);
   markTargets[name] = m;
 }
+// The messages of the read and seen marks: four in-app messages of marks-user in A and
+// three of other channels (which keep the last page of 7 full), two in-app of B's
+// marks-user; all unread and unseen.
+const unmarked = (m) => Object.assign(m, { read: false, seen: false });
+export const marksA = [0x90, 0x91, 0x92, 0x93].map((n) => unmarked(plain(n, 'in_app', at(60 + (n & 0xf)), subscriberMarksA, templateBare, 'txn-marks')));
+export const marksOtherA = ['email', 'sms', 'push'].map((c, i) => unmarked(plain(0x94 + i, c, at(65 + i), subscriberMarksA, templateBare, 'txn-marks')));
+messagesA.push(...marksA, ...marksOtherA);
 // A minimal record's id, and one of another subscriber (alice) for the 404 checks.
 export const aliceMessage = messagesA.find((m) => m.subscriber === subscriberAlice);
 
 const messagesB = [];
 channels.forEach((c, i) => messagesB.push(plain(0x10 + i, c, at(150 + i), i % 2 ? subscriberCarol : subscriberSharedB, i % 2 ? null : templateB, i < 3 ? 'txn-1' : 'txn-b', envB, orgB)));
 messagesB.push(plain(0x20, 'in_app', at(160), subscriberSharedB, templateB, 'txn-mark', envB, orgB));
+export const marksB = [0x30, 0x31].map((n) => unmarked(plain(n, 'in_app', at(170 + (n & 0xf)), subscriberMarksB, templateB, 'txn-marks', envB, orgB)));
+messagesB.push(...marksB);
 
 /** Every record, in the order the import file carries them. */
 export const records = [...messagesA, ...messagesB];
