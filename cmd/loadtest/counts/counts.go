@@ -66,7 +66,7 @@ another (latency, statements per request), then --bursts bursts of --burst at on
 			&cli.IntFlag{Name: "per-socket", Usage: "subscriptions per WebSocket", Value: 40},
 			&cli.IntFlag{Name: "changes", Usage: "marks made, one after the other", Value: 25},
 			&cli.IntFlag{Name: "filters", Usage: "filters of one count request", Value: 30},
-			&cli.IntFlag{Name: "requests", Usage: "count requests sent one after the other", Value: 40},
+			&cli.IntFlag{Name: "requests", Usage: "count requests sent one after the other", Value: 20},
 			&cli.IntFlag{Name: "burst", Usage: "count requests sent at once", Value: 20},
 			&cli.IntFlag{Name: "bursts", Usage: "bursts sent, one after the other", Value: 5},
 			&cli.StringFlag{Name: "parts", Usage: "comma-separated parts to run: fanout, filters", Value: "fanout,filters"},
