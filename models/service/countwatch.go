@@ -196,7 +196,7 @@ func (ws *countWatches) leave(f *CountFollow) {
 	}
 }
 
-// watching is how many watches are running, for tests and metrics.
+// watching is how many watches are running.
 func (ws *countWatches) watching() int {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()

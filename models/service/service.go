@@ -56,6 +56,7 @@ type Service struct {
 	logger    *slog.Logger
 	counts    countWatches // the live counts followed, shared by key
 	jobs      *stateJobs
+	scans     countScans // the turns of counts that scan rows, by environment
 }
 
 // New returns the service of o.

@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"messages/models"
 )
@@ -57,7 +58,8 @@ type InboxFilter struct {
 // matches, exactly, in at most three statements whatever the number of filters: the tags
 // of every filter resolved from one read of the workflows, the filters of states alone
 // from one read of the counters, and every filter with tags or a creation range from one
-// pass over the subscriber's rows (store.CountEach).
+// pass over the subscriber's rows (store.CountEach), taking one of the environment's
+// turns (countScans).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -104,6 +106,13 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 		asked = append(asked, models.ListFilter{StateFilter: f.State, TemplateIDs: templates[i],
 			CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 		askedAt = append(askedAt, i)
+	}
+	if slices.ContainsFunc(asked, func(f models.ListFilter) bool { return !f.Counted() }) {
+		release, err := s.scans.take(ctx, caller.EnvironmentID)
+		if err != nil {
+			return nil, err
+		}
+		defer release()
 	}
 	counts, err := s.store.CountEach(ctx, caller.EnvironmentID, subscriberID, channel, asked)
 	if err != nil {

@@ -142,6 +142,8 @@ type bench struct {
 	c      config
 	client *http.Client
 	db     *sql.DB
+	// otherFailed counts the other tenant's lists answered other than 200.
+	otherFailed int
 }
 
 // comSelect is the database server's Com_select, or -1 without a database.
