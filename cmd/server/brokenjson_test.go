@@ -141,9 +141,17 @@ func TestBrokenJSONAnsweredAsNull(t *testing.T) {
 
 			// Live before the break, which they then deliver as a change.
 			events := `subscription { messageEvents(subscriberId: "alice") { kind message { ` + brokenSelection + ` } } }`
-			ws, err := dialEvents(t, w.srv.base, key).Subscribe(context.Background(), gqlclient.Request{Query: events}, 16)
+			conn := dialEvents(t, w.srv.base, key)
+			ws, err := conn.Subscribe(context.Background(), gqlclient.Request{Query: events}, 16)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// Registered once an operation sent after it is answered (as subscribeEvents).
+			ping, err := conn.Subscribe(context.Background(), gqlclient.Request{Query: `{ __typename }`}, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range ping.Results() {
 			}
 			sseCtx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			t.Cleanup(cancel)
@@ -154,8 +162,7 @@ func TestBrokenJSONAnsweredAsNull(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = sse.Stop(context.Background()) })
 			token := w.token(t, "alice")
-			socket := mustDialInbox(t, w.srv.base, token)
-			time.Sleep(300 * time.Millisecond) // the subscriptions registered before the change
+			socket := mustDialInbox(t, w.srv.base, token) // the stream opened, the SSE one too: both registered
 
 			breakRow(t, w.store.DB(), "messages", broken.ID, messageColumns)
 			breakRow(t, w.store.DB(), "subscribers", aliceRow, subscriberColumns)
