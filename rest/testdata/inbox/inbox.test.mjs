@@ -486,6 +486,33 @@ describe('live socket', () => {
       await Promise.all([a, b, alice].map((c) => c.close()));
     }
   });
+
+  test('a row another program wrote broken reaches the client and its list without the broken values', async () => {
+    const a = await live({ app: keyA.app, key: keyA.key });
+    const { novu } = await open({ app: keyA.app, key: keyA.key });
+    // Every JSON column of the message holds text that is not JSON.
+    const raw = `6e00${Date.now().toString(16).padStart(20, '0')}`;
+    try {
+      await server.sql(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+        transaction_id, subject, channel, email, phone, direct_webhook_url, title, error_text,
+        cta, content, payload, overrides, delivered_at, device_tokens, action_result_payload)
+        VALUES ('${raw}', '${envA}', '${inboxA[0]._organizationId}', '${inboxA[0]._subscriberId}', UTC_TIMESTAMP(3),
+        'raw-${raw}', 'Broken', 'in_app', '', '', '', 'Written broken', '', 'nope', '[', 'xxx', '{', 'x', 'x', 'xxx')`);
+      await until(() => a.got.received.some((n) => n.id === raw), 'the broken message on the socket');
+      const n = a.got.received.find((m) => m.id === raw);
+      assert.deepEqual({ subject: n.subject, body: n.body, primaryAction: n.primaryAction, redirect: n.redirect, deliveredAt: n.deliveredAt },
+        { subject: 'Broken', body: 'Written broken', primaryAction: undefined, redirect: undefined, deliveredAt: undefined });
+      const { data, error } = await novu.notifications.list({ limit: 100 });
+      assert.equal(error, undefined, String(error?.originalError ?? error));
+      const listed = data.notifications.find((m) => m.id === raw);
+      assert.ok(listed, 'the broken message is listed with the others');
+      assert.equal(listed.body, 'Written broken');
+      assert.ok(data.notifications.length > 1);
+    } finally {
+      a.close();
+      await server.sql(`DELETE FROM messages WHERE id = '${raw}'`);
+    }
+  });
 });
 
 describe('a large inbox', () => {
