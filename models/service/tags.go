@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"slices"
 
@@ -58,8 +59,8 @@ type InboxFilter struct {
 // matches, exactly, in at most three statements whatever the number of filters: the tags
 // of every filter resolved from one read of the workflows, the filters of states alone
 // from one read of the counters, and every filter with tags or a creation range from one
-// pass over the subscriber's rows (store.CountEach), taking one of the environment's
-// turns (countScans).
+// pass over the subscriber's rows (store.CountEach), in one of the environment's turns,
+// shared by the same request waiting for it (countScans).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -107,14 +108,21 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 			CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 		askedAt = append(askedAt, i)
 	}
-	if slices.ContainsFunc(asked, func(f models.ListFilter) bool { return !f.Counted() }) {
-		release, err := s.scans.take(ctx, caller.EnvironmentID)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
+	count := func(ctx context.Context) ([]int, error) {
+		return s.store.CountEach(ctx, caller.EnvironmentID, subscriberID, channel, asked)
 	}
-	counts, err := s.store.CountEach(ctx, caller.EnvironmentID, subscriberID, channel, asked)
+	var counts []int
+	if slices.ContainsFunc(asked, func(f models.ListFilter) bool { return !f.Counted() }) {
+		key := []byte(caller.EnvironmentID)
+		key = models.ListFilter{SubscriberID: subscriberID, Channel: channel}.AppendKey(key)
+		key = binary.AppendUvarint(key, uint64(len(asked)))
+		for _, f := range asked {
+			key = f.AppendKey(key)
+		}
+		counts, err = s.scans.count(ctx, caller.EnvironmentID, string(key), count)
+	} else {
+		counts, err = count(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
