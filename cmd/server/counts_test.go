@@ -24,6 +24,8 @@ func TestMessageCountsSharedOverSockets(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
 			w := newSessionWorld(t, dialect)
+			// Two tabs of alice's inbox follow the same counts as the subscriptions.
+			tabs := []*inboxClient{mustDialInbox(t, w.srv.base, w.token(t, "alice")), mustDialInbox(t, w.srv.base, w.token(t, "alice"))}
 			const sockets, perSocket = 2, 30
 			var subs []*gqlclient.Subscription
 			for range sockets {
@@ -58,9 +60,10 @@ func TestMessageCountsSharedOverSockets(t *testing.T) {
 					t.Fatalf("subscription %d starts at unread %d, want 2", i, n)
 				}
 			}
-			// One subscription to the change feed serves them all.
-			if _, metrics := get(t, w.srv.base+"/metrics", ""); !regexp.MustCompile(`events_subscriptions 1\n`).Match(metrics) {
-				t.Errorf("/metrics: want events_subscriptions 1 for %d counts subscriptions of one subscriber", len(subs))
+			// One subscription to the change feed serves every count of alice's in-app
+			// messages; each tab has one more, for its notifications.
+			if _, metrics := get(t, w.srv.base+"/metrics", ""); !regexp.MustCompile(`events_subscriptions 3\n`).Match(metrics) {
+				t.Errorf("/metrics: want events_subscriptions 3 for %d counts subscriptions and 2 inbox sockets of one subscriber", len(subs))
 			}
 			q := fmt.Sprintf(`mutation { markMessages(subscriberId: "alice", messageIds: [%q], read: true) { _id } }`, w.alice1.ID)
 			if code, body := postGraphQL(t, w.srv.base, w.key, q); code != http.StatusOK || strings.Contains(string(body), `"errors"`) {
@@ -69,6 +72,18 @@ func TestMessageCountsSharedOverSockets(t *testing.T) {
 			for i, s := range subs {
 				if n := unread(s); n != 1 {
 					t.Fatalf("subscription %d after the mark: unread %d, want 1", i, n)
+				}
+			}
+			for i, tab := range tabs {
+				for {
+					e := tab.next(t, 10*time.Second)
+					if e.Event != "unread_count_changed" {
+						continue
+					}
+					if e.Data.Counts == nil || e.Data.Counts.Total != 1 {
+						t.Fatalf("tab %d: %s, want the badge at 1", i, e.raw)
+					}
+					break
 				}
 			}
 		})
