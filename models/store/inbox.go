@@ -27,18 +27,20 @@ func (s *Store) ChangeState(ctx context.Context, environmentID string, t models.
 		return s.changeNamed(ctx, environmentID, t, set, args, c)
 	}
 	out := &models.StateChanged{}
+	after := ""
 	for {
 		var changed int
-		var more bool
+		var last string
 		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
 			var err error
-			changed, more, err = s.changeBatch(ctx, environmentID, t, set, args, c)
+			changed, last, err = s.changeBatch(ctx, environmentID, t, set, args, c, after)
 			return err
 		})
 		out.Changed += changed
-		if err != nil || !more {
+		if err != nil || last == "" {
 			return out, err
 		}
+		after = last
 	}
 }
 
@@ -86,23 +88,36 @@ func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.
 }
 
 // changeBatch changes at most stateBatch of the target's messages that need it, in the
-// transaction ctx carries: their ids first, through the inbox index, then those rows by
-// primary key (MySQL cannot UPDATE through a LIMIT subquery of the same table). more
-// reports a full batch, after which more messages may need the change.
-func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange) (changed int, more bool, err error) {
+// transaction ctx carries, of those whose id is after the id after (all when empty):
+// their ids first, in id order, then those rows by primary key (MySQL cannot UPDATE
+// through a LIMIT subquery of the same table). last is the batch's greatest id when it
+// was full, after which more messages may need the change, and empty when none may.
+//
+// The batches of one change go on from the last one's id, so each reads only the rows
+// after it: read from the start, the n-th batch of a subscriber's 100,000 messages would
+// pass over the n*500 it had changed (73 ms a batch at 95 % read, against under 1 ms).
+// A message before that id that needs the change again by the time a later batch runs
+// was changed back, or written, after the change was asked for, and is left as it is.
+func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange, after string) (changed int, last string, err error) {
 	f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter, TemplateIDs: t.TemplateIDs}
 	differs, dargs := stateDiffers(c)
+	q := s.filtered(ctx, environmentID, f).Where(differs, dargs...)
+	if after != "" {
+		q = q.Where("id > ?", after)
+	}
 	var ids []string
-	if err := s.filtered(ctx, environmentID, f).Where(differs, dargs...).
-		Order("id").Limit(stateBatch).Pluck("id", &ids).Error; err != nil {
-		return 0, false, err
+	if err := q.Order("id").Limit(stateBatch).Pluck("id", &ids).Error; err != nil {
+		return 0, "", err
 	}
 	if len(ids) == 0 {
-		return 0, false, nil
+		return 0, "", nil
 	}
 	res := s.conn(ctx).Exec("UPDATE messages SET "+set+" WHERE environment_id = ? AND id IN ? AND "+differs,
 		append(append(args, environmentID, ids), dargs...)...)
-	return int(res.RowsAffected), len(ids) == stateBatch, res.Error
+	if len(ids) == stateBatch {
+		last = ids[len(ids)-1]
+	}
+	return int(res.RowsAffected), last, res.Error
 }
 
 // stateSet is the SET list of c, with its arguments. A time is stamped only when the

@@ -143,9 +143,10 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 	defer s.noteWrite()
 	t := models.StateTarget{SubscriberID: job.SubscriberID, Channel: spec.Channel, Filter: spec.Filter, TemplateIDs: spec.TemplateIDs}
 	set, args := stateSet(spec.Change, spec.At)
+	after := "" // a job taken on goes over the messages from the first once more
 	for {
 		var changed int
-		var more bool
+		var last string
 		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
 			// The lease first: while this transaction holds the job's row, no instance
 			// claims it, and a job claimed by another since is left to that one.
@@ -157,10 +158,10 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 				return ErrStateJobLost
 			}
 			var err error
-			if changed, more, err = s.changeBatch(ctx, job.EnvironmentID, t, set, args, spec.Change); err != nil {
+			if changed, last, err = s.changeBatch(ctx, job.EnvironmentID, t, set, args, spec.Change, after); err != nil {
 				return err
 			}
-			if !more {
+			if last == "" {
 				return s.conn(ctx).Exec("DELETE FROM state_jobs WHERE id = ?", job.ID).Error
 			}
 			return s.conn(ctx).Exec("UPDATE state_jobs SET changed = changed + ? WHERE id = ?", changed, job.ID).Error
@@ -172,9 +173,10 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 		if progress != nil {
 			progress(job.Changed)
 		}
-		if !more {
+		if last == "" {
 			return nil
 		}
+		after = last
 	}
 }
 
