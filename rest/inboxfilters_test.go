@@ -128,12 +128,12 @@ func TestInboxFiltersRefused(t *testing.T) {
 			name, query string
 			variables   map[string]any
 		}{
-			{"markAllRefusedUnknownFieldLiteral", `mutation { markAllMessages(subscriberId: "shared", channel: in_app, where: {reed: false}, archived: true) }`, nil},
-			{"markAllRefusedUnknownFieldVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) }`,
+			{"markAllRefusedUnknownFieldLiteral", `mutation { markAllMessages(subscriberId: "shared", channel: in_app, where: {reed: false}, archived: true) { done } }`, nil},
+			{"markAllRefusedUnknownFieldVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) { done } }`,
 				map[string]any{"w": map[string]any{"reed": false}}},
-			{"markAllRefusedWrongTypeVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) }`,
+			{"markAllRefusedWrongTypeVariable", `mutation($w: MessageStateFilter) { markAllMessages(subscriberId: "shared", channel: in_app, where: $w, archived: true) { done } }`,
 				map[string]any{"w": map[string]any{"read": "false"}}},
-			{"markAllRefusedChannelTypo", `mutation($c: ChannelType) { markAllMessages(subscriberId: "shared", channel: $c, archived: true) }`,
+			{"markAllRefusedChannelTypo", `mutation($c: ChannelType) { markAllMessages(subscriberId: "shared", channel: $c, archived: true) { done } }`,
 				map[string]any{"c": "inapp"}},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
@@ -151,7 +151,7 @@ func TestInboxFiltersRefused(t *testing.T) {
 		// Variables that give a member twice: decoded, the last would win silently (this
 		// archived the unread messages, read: false, of a filter sent as read: true).
 		t.Run("markAll400RepeatedVariableMember", func(t *testing.T) {
-			body := `{"query":"mutation($w: MessageStateFilter) { markAllMessages(subscriberId: \"shared\", channel: in_app, where: $w, archived: true) }",` +
+			body := `{"query":"mutation($w: MessageStateFilter) { markAllMessages(subscriberId: \"shared\", channel: in_app, where: $w, archived: true) { done } }",` +
 				`"variables":{"w":{"read":true,"read":false}}}`
 			res := api.do(t, http.MethodPost, "/graphql", "ApiKey "+a.Key, http.Header{"Content-Type": {"application/json"}}, strings.NewReader(body))
 			if res.status != http.StatusBadRequest || !strings.Contains(string(res.body), "given twice") {
