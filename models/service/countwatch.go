@@ -300,6 +300,10 @@ func (w *countWatch) resubscribe() bool {
 
 // read reads the counts once and tells every follower.
 func (w *countWatch) read() {
+	// The feed offers a change to every subscription it matches under one lock: once the
+	// lock is free, a follower's own stream of the same changes (an inbox socket's) has
+	// the change this read follows queued, and can send it before these counts.
+	_ = w.s.feed.Subscriptions()
 	ctx, cancel := context.WithTimeout(w.ctx, countReadTimeout)
 	defer cancel()
 	var subscriberID *string

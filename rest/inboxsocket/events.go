@@ -41,6 +41,12 @@ func (s *socket) followCounts() error {
 // of them waits. It reports false once the socket is over.
 func (s *socket) sendCounts() bool {
 	u, ok := s.counts.Next()
+	// The change these counts were read after is queued on the socket's own stream by
+	// now (the watch reads once the feed has offered it to every subscription): its
+	// notification goes first, as the client would see it from one stream.
+	if ok && !s.takeEvents() {
+		return false
+	}
 	switch {
 	case !ok:
 		return !s.closing.Load()

@@ -167,6 +167,12 @@ func (s *socket) take() {
 // new to the inbox, then the counts if new ones were read, sent for what they changed.
 // It reports false once the stream or the socket is over.
 func (s *socket) pass() bool {
+	return s.takeEvents() && s.sendCounts()
+}
+
+// takeEvents takes up to maxBatch queued events and sends a notification_received for
+// each message new to the inbox. It reports false once the stream or the socket is over.
+func (s *socket) takeEvents() bool {
 	for range maxBatch {
 		var e *changefeed.Event
 		select {
@@ -192,7 +198,7 @@ func (s *socket) pass() bool {
 			return false
 		}
 	}
-	return s.sendCounts()
+	return !s.closing.Load()
 }
 
 // end closes the socket for the reason the feed ended its stream.
