@@ -9,7 +9,10 @@ import (
 )
 
 // The /v1 routes that change anything: a call-to-action's mark, and the marks of read
-// and seen (v1marks.go).
+// and seen (v1marks.go). Mark-all is not keyed: a keyed request runs in the
+// transaction that stores its answer, where a change of all messages can only be
+// queued as a job (202), and @novu/api sends a key with every request. Repeating it is
+// safe without one: a repeat changes nothing.
 const (
 	markActionPattern = "POST /v1/subscribers/{subscriberId}/messages/{messageId}/actions/{type}"
 	markAllPattern    = "POST /v1/subscribers/{subscriberId}/messages/mark-all"
@@ -18,13 +21,13 @@ const (
 )
 
 // IdempotencyPolicy tells the edge's idempotency guard which /v1 requests take an
-// Idempotency-Key (the marks: the routes that change anything) and what identifies one.
+// Idempotency-Key (the marks of named messages) and what identifies one.
 type IdempotencyPolicy struct{ routes *http.ServeMux }
 
 // NewIdempotencyPolicy returns the /v1 idempotency policy.
 func NewIdempotencyPolicy() IdempotencyPolicy {
 	routes := http.NewServeMux()
-	for _, pattern := range []string{markActionPattern, markAllPattern, markAsPattern, markByMarkPattern} {
+	for _, pattern := range []string{markActionPattern, markAsPattern, markByMarkPattern} {
 		routes.Handle(pattern, http.NotFoundHandler())
 	}
 	return IdempotencyPolicy{routes: routes}

@@ -18,8 +18,11 @@ import (
 // markAllMessages serves POST /v1/subscribers/{subscriberId}/messages/mark-all: every
 // in-app message of the subscriber marked as the body's markAs, as the platform's
 // mark-all changes its in-app feed only. It answers 201 with how many messages changed,
-// a bare number. feedIdentifier narrows to feeds, which this server does not keep:
-// given, it is refused rather than ignored.
+// a bare number; or, for a change not done shortly before the request's deadline (a
+// subscriber with tens of thousands of messages), 202 {"changed": n, "jobId": id}: n
+// changed so far, the rest carried on until done (models/service/statejobs.go), as the
+// inbox API's bulk changes answer. feedIdentifier narrows to feeds, which this server
+// does not keep: given, it is refused rather than ignored.
 func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		MarkAs         json.RawMessage `json:"markAs"`
@@ -45,6 +48,10 @@ func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), Channel: &inAppChannel}, as)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
+		return
+	}
+	if !changed.Done() {
+		writeJSON(w, http.StatusAccepted, bulkChanged{changed.Changed, changed.JobID})
 		return
 	}
 	writeJSON(w, http.StatusCreated, changed.Changed)

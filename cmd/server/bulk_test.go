@@ -156,6 +156,30 @@ func inboxBulk(t *testing.T, base, token, change string) (reply, *marked) {
 	return r, nil
 }
 
+// v1MarkAll sends POST /v1/subscribers/alice/messages/mark-all with the API key and
+// markAs, and returns the reply and, when it is 201 with a number or 202 with the
+// documented body, the answer in markAllMessages' terms.
+func v1MarkAll(t *testing.T, base, key, markAs string) (reply, *marked) {
+	t.Helper()
+	r := send(t, http.MethodPost, base+"/v1/subscribers/alice/messages/mark-all", key, `{"markAs":"`+markAs+`"}`)
+	switch r.status {
+	case http.StatusCreated:
+		var n int
+		if json.Unmarshal(r.body, &n) == nil {
+			return r, &marked{Changed: n, Done: true}
+		}
+	case http.StatusAccepted:
+		var out struct {
+			Changed *int
+			JobID   *string
+		}
+		if json.Unmarshal(r.body, &out) == nil && out.Changed != nil && out.JobID != nil {
+			return r, &marked{Changed: *out.Changed, JobID: out.JobID}
+		}
+	}
+	return r, nil
+}
+
 // finished waits until the change an answer accepted is done, and returns how long that
 // took after the answer.
 func finished(t *testing.T, st *store.Store, env string, m *marked, within time.Duration) time.Duration {
@@ -226,6 +250,18 @@ func TestBulkChangeOf100000Messages(t *testing.T) {
 			want = inboxCounts{Read: bulkMessages, Seen: bulkMessages}
 			if got, counters := rowsOf(t, st, env), countersOf(t, st, env); got != want || counters != want {
 				t.Errorf("after seeing all: rows %+v, counters %+v, want %+v", got, counters, want)
+			}
+
+			// /v1's mark-all, as @novu/api's subscribers.messages.markAll sends it.
+			r, m = v1MarkAll(t, srv.base, tn.Key, "unread")
+			if m == nil {
+				t.Fatalf("POST /v1/subscribers/alice/messages/mark-all over %d messages: %d after %s: %s", bulkMessages, r.status, r.took, r.body)
+			}
+			after = finished(t, st, env, m, 5*time.Minute)
+			t.Logf("/v1 unread all: answered %d after %s with %d changed; done %s later", r.status, r.took.Round(time.Millisecond), m.Changed, after.Round(time.Millisecond))
+			want = inboxCounts{Unread: bulkMessages, Seen: bulkMessages}
+			if got, counters := rowsOf(t, st, env), countersOf(t, st, env); got != want || counters != want {
+				t.Errorf("after marking all unread: rows %+v, counters %+v, want %+v", got, counters, want)
 			}
 		})
 	}
