@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	Subscriber() SubscriberResolver
 	Subscription() SubscriptionResolver
 	Template() TemplateResolver
+	MessageStateFilter() MessageStateFilterResolver
 }
 
 type DirectiveRoot struct {
@@ -101,6 +102,7 @@ type ComplexityRoot struct {
 		ProviderID         func(childComplexity int) int
 		Read               func(childComplexity int) int
 		Seen               func(childComplexity int) int
+		Severity           func(childComplexity int) int
 		SnoozedUntil       func(childComplexity int) int
 		Status             func(childComplexity int) int
 		Subject            func(childComplexity int) int
@@ -148,7 +150,7 @@ type ComplexityRoot struct {
 
 	MessageCounts struct {
 		Archived func(childComplexity int) int
-		Count    func(childComplexity int, read *bool, seen *bool, archived *bool, snoozed *bool) int
+		Count    func(childComplexity int, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity) int
 		Snoozed  func(childComplexity int) int
 		Total    func(childComplexity int) int
 		Unread   func(childComplexity int) int
@@ -181,7 +183,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		MarkAllMessages   func(childComplexity int, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) int
+		MarkAllMessages   func(childComplexity int, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) int
 		MarkMessageAction func(childComplexity int, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) int
 		MarkMessages      func(childComplexity int, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) int
 		SnoozeMessage     func(childComplexity int, subscriberID string, messageID string, until models.Time) int
@@ -213,8 +215,8 @@ type ComplexityRoot struct {
 
 	Query struct {
 		MessageCounts      func(childComplexity int, subscriberID *string, channel *models.ChannelType) int
-		Messages           func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) int
-		MessagesConnection func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) int
+		Messages           func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, page *int, limit *int) int
+		MessagesConnection func(childComplexity int, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, first *int, after *string) int
 		Node               func(childComplexity int, id string) int
 		Nodes              func(childComplexity int, ids []string) int
 	}
@@ -324,6 +326,7 @@ type ComplexityRoot struct {
 		OrganizationID            func(childComplexity int) int
 		ParentID                  func(childComplexity int) int
 		PreferenceSettings        func(childComplexity int) int
+		Severity                  func(childComplexity int) int
 		Steps                     func(childComplexity int) int
 		Tags                      func(childComplexity int) int
 		Triggers                  func(childComplexity int) int
@@ -355,7 +358,7 @@ type MessageCountsResolver interface {
 	Unseen(ctx context.Context, obj *models.Counts) (int, error)
 	Archived(ctx context.Context, obj *models.Counts) (int, error)
 	Snoozed(ctx context.Context, obj *models.Counts) (int, error)
-	Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool) (int, error)
+	Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity) (int, error)
 }
 type MessageEventResolver interface {
 	Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error)
@@ -365,15 +368,15 @@ type MessageEventResolver interface {
 type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
 	MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error)
-	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error)
+	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error)
 	SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error)
 	UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error)
 }
 type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Nodes(ctx context.Context, ids []string) ([]model.Node, error)
-	Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) (*models.MessagesPage, error)
-	MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) (*model.MessageConnection, error)
+	Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, page *int, limit *int) (*models.MessagesPage, error)
+	MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, first *int, after *string) (*model.MessageConnection, error)
 	MessageCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType) (*models.Counts, error)
 }
 type SubscriberResolver interface {
@@ -385,6 +388,10 @@ type SubscriptionResolver interface {
 }
 type TemplateResolver interface {
 	ID(ctx context.Context, obj *models.Template) (string, error)
+}
+
+type MessageStateFilterResolver interface {
+	Severity(ctx context.Context, obj *models.StateFilter, data []models.Severity) error
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -673,6 +680,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Message.Seen(childComplexity), true
+	case "Message.severity":
+		if e.ComplexityRoot.Message.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Message.Severity(childComplexity), true
 	case "Message.snoozedUntil":
 		if e.ComplexityRoot.Message.SnoozedUntil == nil {
 			break
@@ -846,7 +859,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.MessageCounts.Count(childComplexity, args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool)), true
+		return e.ComplexityRoot.MessageCounts.Count(childComplexity, args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["severity"].([]models.Severity)), true
 	case "MessageCounts.snoozed":
 		if e.ComplexityRoot.MessageCounts.Snoozed == nil {
 			break
@@ -964,7 +977,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Mutation.MarkAllMessages(childComplexity, args["subscriberId"].(string), args["channel"].(*models.ChannelType), args["where"].(*models.StateFilter), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool)), true
+		return e.ComplexityRoot.Mutation.MarkAllMessages(childComplexity, args["subscriberId"].(string), args["channel"].(*models.ChannelType), args["where"].(*models.StateFilter), args["transactionId"].(*string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool)), true
 	case "Mutation.markMessageAction":
 		if e.ComplexityRoot.Mutation.MarkMessageAction == nil {
 			break
@@ -1118,7 +1131,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Messages(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["page"].(*int), args["limit"].(*int)), true
+		return e.ComplexityRoot.Query.Messages(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["severity"].([]models.Severity), args["page"].(*int), args["limit"].(*int)), true
 	case "Query.messagesConnection":
 		if e.ComplexityRoot.Query.MessagesConnection == nil {
 			break
@@ -1129,7 +1142,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.MessagesConnection(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.MessagesConnection(childComplexity, args["channel"].(*models.ChannelType), args["subscriberId"].(*string), args["transactionId"].([]string), args["read"].(*bool), args["seen"].(*bool), args["archived"].(*bool), args["snoozed"].(*bool), args["severity"].([]models.Severity), args["first"].(*int), args["after"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1651,6 +1664,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Template.PreferenceSettings(childComplexity), true
+	case "Template.severity":
+		if e.ComplexityRoot.Template.Severity == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Template.Severity(childComplexity), true
 	case "Template.steps":
 		if e.ComplexityRoot.Template.Steps == nil {
 			break
@@ -1856,6 +1875,18 @@ enum MessageActionStatus {
 }
 
 """
+How urgent a message is, as the platform's severity levels: the inbox client filters,
+counts and colours notifications by it.
+"""
+enum Severity {
+  high
+  medium
+  low
+  "No severity: also a message stored without one."
+  none
+}
+
+"""
 A record with a global id: ` + "`" + `Query.node` + "`" + ` and ` + "`" + `Query.nodes` + "`" + ` find it again by that id
 (Relay's Global Object Identification).
 """
@@ -1906,6 +1937,8 @@ type Query {
     archived: Boolean
     "Only messages snoozed now (true) or not snoozed (false)."
     snoozed: Boolean
+    "Only messages of these severities (` + "`" + `none` + "`" + ` also those stored without one)."
+    severity: [Severity!]
     "Page number, counting from 0."
     page: Int = 0
     "Page size, 1 to 1000."
@@ -1932,6 +1965,8 @@ type Query {
     archived: Boolean
     "Only messages snoozed now (true) or not snoozed (false)."
     snoozed: Boolean
+    "Only messages of these severities (` + "`" + `none` + "`" + ` also those stored without one)."
+    severity: [Severity!]
     "Page size, 1 to 1000."
     first: Int = 10
     "Start after the message with this cursor: an ` + "`" + `endCursor` + "`" + ` or edge ` + "`" + `cursor` + "`" + ` returned for the same filters to the same caller. Omit for the first page."
@@ -2007,6 +2042,8 @@ type Mutation {
     channel: ChannelType
     "Only messages in this state (for example ` + "`" + `{archived: false}` + "`" + `)."
     where: MessageStateFilter
+    "Only the subscriber's messages of this transaction (a workflow run): a server-side workflow marking what it sent."
+    transactionId: String
     read: Boolean
     seen: Boolean
     archived: Boolean
@@ -2041,6 +2078,8 @@ input MessageStateFilter {
   seen: Boolean
   archived: Boolean
   snoozed: Boolean
+  "Messages of these severities (` + "`" + `none` + "`" + ` also those stored without one)."
+  severity: [Severity!]
 }
 
 """
@@ -2058,8 +2097,8 @@ type MessageCounts {
   archived: Int!
   "Messages snoozed now."
   snoozed: Int!
-  "Messages in the given state; each argument omitted matches both values."
-  count(read: Boolean, seen: Boolean, archived: Boolean, snoozed: Boolean): Int!
+  "Messages in the given state; each argument omitted matches both values (severity: every severity)."
+  count(read: Boolean, seen: Boolean, archived: Boolean, snoozed: Boolean, severity: [Severity!]): Int!
 }
 
 """
@@ -2277,6 +2316,8 @@ type Message implements Node {
   payload: JSON
   "Provider overrides given at trigger time."
   overrides: JSON
+  "The message's severity: its own, or its workflow's when imported without one."
+  severity: Severity!
 }
 
 """
@@ -2487,6 +2528,8 @@ type Template implements Node {
   data: JSON
   "Free-form integration status."
   workflowIntegrationStatus: JSON
+  "The severity the workflow's messages take when imported without one of their own."
+  severity: Severity!
 }
 
 """
@@ -2804,6 +2847,8 @@ func (ec *executionContext) childFields_Message(ctx context.Context, field graph
 		return ec.fieldContext_Message_payload(ctx, field)
 	case "overrides":
 		return ec.fieldContext_Message_overrides(ctx, field)
+	case "severity":
+		return ec.fieldContext_Message_severity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Message", field.Name)
 }
@@ -3200,6 +3245,8 @@ func (ec *executionContext) childFields_Template(ctx context.Context, field grap
 		return ec.fieldContext_Template_data(ctx, field)
 	case "workflowIntegrationStatus":
 		return ec.fieldContext_Template_workflowIntegrationStatus(ctx, field)
+	case "severity":
+		return ec.fieldContext_Template_severity(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Template", field.Name)
 }
@@ -3377,6 +3424,14 @@ func (ec *executionContext) field_MessageCounts_count_args(ctx context.Context, 
 		return nil, err
 	}
 	args["snoozed"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) ([]models.Severity, error) {
+			return ec.unmarshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg4
 	return args, nil
 }
 
@@ -3407,30 +3462,38 @@ func (ec *executionContext) field_Mutation_markAllMessages_args(ctx context.Cont
 		return nil, err
 	}
 	args["where"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "read",
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "transactionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["transactionId"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "read",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["read"] = arg3
-	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
+	args["read"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "seen",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["seen"] = arg4
-	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
+	args["seen"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "archived",
 		func(ctx context.Context, v any) (*bool, error) {
 			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["archived"] = arg5
+	args["archived"] = arg6
 	return args, nil
 }
 
@@ -3673,22 +3736,30 @@ func (ec *executionContext) field_Query_messagesConnection_args(ctx context.Cont
 		return nil, err
 	}
 	args["snoozed"] = arg6
-	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) ([]models.Severity, error) {
+			return ec.unmarshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "first",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["first"] = arg7
-	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+	args["first"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "after",
 		func(ctx context.Context, v any) (*string, error) {
 			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["after"] = arg8
+	args["after"] = arg9
 	return args, nil
 }
 
@@ -3751,22 +3822,30 @@ func (ec *executionContext) field_Query_messages_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["snoozed"] = arg6
-	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "page",
+	arg7, err := graphql.ProcessArgField(ctx, rawArgs, "severity",
+		func(ctx context.Context, v any) ([]models.Severity, error) {
+			return ec.unmarshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["severity"] = arg7
+	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "page",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["page"] = arg7
-	arg8, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
+	args["page"] = arg8
+	arg9, err := graphql.ProcessArgField(ctx, rawArgs, "limit",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["limit"] = arg8
+	args["limit"] = arg9
 	return args, nil
 }
 
@@ -5220,6 +5299,29 @@ func (ec *executionContext) fieldContext_Message_overrides(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Message_severity(ctx context.Context, field graphql.CollectedField, obj *models.Message) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Message_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.Severity) graphql.Marshaler {
+			return ec.marshalNSeverity2messagesᚋmodelsᚐSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Message_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Message", field, false, false, errors.New("field of type Severity does not have child fields"))
+}
+
 func (ec *executionContext) _MessageAction_status(ctx context.Context, field graphql.CollectedField, obj *models.CTAAction) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5744,7 +5846,7 @@ func (ec *executionContext) _MessageCounts_count(ctx context.Context, field grap
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.MessageCounts().Count(ctx, obj, fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool))
+			return ec.Resolvers.MessageCounts().Count(ctx, obj, fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["severity"].([]models.Severity))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
@@ -6202,7 +6304,7 @@ func (ec *executionContext) _Mutation_markAllMessages(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Mutation().MarkAllMessages(ctx, fc.Args["subscriberId"].(string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool))
+			return ec.Resolvers.Mutation().MarkAllMessages(ctx, fc.Args["subscriberId"].(string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter), fc.Args["transactionId"].(*string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MessagesMarked) graphql.Marshaler {
@@ -6744,7 +6846,7 @@ func (ec *executionContext) _Query_messages(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Messages(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["page"].(*int), fc.Args["limit"].(*int))
+			return ec.Resolvers.Query().Messages(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["severity"].([]models.Severity), fc.Args["page"].(*int), fc.Args["limit"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *models.MessagesPage) graphql.Marshaler {
@@ -6788,7 +6890,7 @@ func (ec *executionContext) _Query_messagesConnection(ctx context.Context, field
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().MessagesConnection(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().MessagesConnection(ctx, fc.Args["channel"].(*models.ChannelType), fc.Args["subscriberId"].(*string), fc.Args["transactionId"].([]string), fc.Args["read"].(*bool), fc.Args["seen"].(*bool), fc.Args["archived"].(*bool), fc.Args["snoozed"].(*bool), fc.Args["severity"].([]models.Severity), fc.Args["first"].(*int), fc.Args["after"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.MessageConnection) graphql.Marshaler {
@@ -9088,6 +9190,29 @@ func (ec *executionContext) fieldContext_Template_workflowIntegrationStatus(_ co
 	return graphql.NewScalarFieldContext("Template", field, false, false, errors.New("field of type JSON does not have child fields"))
 }
 
+func (ec *executionContext) _Template_severity(ctx context.Context, field graphql.CollectedField, obj *models.Template) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Template_severity(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Severity, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v models.Severity) graphql.Marshaler {
+			return ec.marshalNSeverity2messagesᚋmodelsᚐSeverity(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Template_severity(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Template", field, false, false, errors.New("field of type Severity does not have child fields"))
+}
+
 func (ec *executionContext) _Trigger_type(ctx context.Context, field graphql.CollectedField, obj *models.Trigger) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10291,7 +10416,7 @@ func (ec *executionContext) unmarshalInputMessageStateFilter(ctx context.Context
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"read", "seen", "archived", "snoozed"}
+	fieldsInOrder := [...]string{"read", "seen", "archived", "snoozed", "severity"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -10326,6 +10451,15 @@ func (ec *executionContext) unmarshalInputMessageStateFilter(ctx context.Context
 				return it, err
 			}
 			it.Snoozed = data
+		case "severity":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("severity"))
+			data, err := ec.unmarshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			if err = ec.Resolvers.MessageStateFilter().Severity(ctx, &it, data); err != nil {
+				return it, err
+			}
 		}
 	}
 	return it, nil
@@ -10823,6 +10957,11 @@ func (ec *executionContext) _Message(ctx context.Context, sel ast.SelectionSet, 
 		case "overrides":
 			out.Values[i] = ec._Message_overrides(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "severity":
+			out.Values[i] = ec._Message_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		default:
@@ -12837,6 +12976,11 @@ func (ec *executionContext) _Template(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "severity":
+			out.Values[i] = ec._Template_severity(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13616,6 +13760,16 @@ func (ec *executionContext) marshalNPageInfo2messagesᚋgraphᚋmodelᚐPageInfo
 	return ec._PageInfo(ctx, sel, &v)
 }
 
+func (ec *executionContext) unmarshalNSeverity2messagesᚋmodelsᚐSeverity(ctx context.Context, v any) (models.Severity, error) {
+	var res models.Severity
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSeverity2messagesᚋmodelsᚐSeverity(ctx context.Context, sel ast.SelectionSet, v models.Severity) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNStep2messagesᚋmodelsᚐStep(ctx context.Context, sel ast.SelectionSet, v models.Step) graphql.Marshaler {
 	return ec._Step(ctx, sel, &v)
 }
@@ -14166,6 +14320,42 @@ func (ec *executionContext) marshalOReplyCallback2ᚖmessagesᚋmodelsᚐReplyCa
 		return graphql.Null
 	}
 	return ec._ReplyCallback(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx context.Context, v any) ([]models.Severity, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]models.Severity, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSeverity2messagesᚋmodelsᚐSeverity(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOSeverity2ᚕmessagesᚋmodelsᚐSeverityᚄ(ctx context.Context, sel ast.SelectionSet, v []models.Severity) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeverity2messagesᚋmodelsᚐSeverity(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalOStepFilter2ᚕmessagesᚋmodelsᚐStepFilterᚄ(ctx context.Context, sel ast.SelectionSet, v []models.StepFilter) graphql.Marshaler {

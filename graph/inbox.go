@@ -27,3 +27,10 @@ func (r *mutationResolver) changeOne(ctx context.Context, subscriberID, messageI
 	}
 	return changed.Messages[0], nil
 }
+
+// severities is the set of a severity argument; none (nil or empty) filters nothing.
+// The enum has already refused a severity it does not know.
+func severities(list []models.Severity) models.SeveritySet {
+	set, _ := models.NewSeveritySet(list)
+	return set
+}

@@ -240,6 +240,8 @@ func listPlan_Message(oc *graphql.OperationContext, set ast.SelectionSet) (*list
 			return 37, nil, true
 		case "overrides":
 			return 38, nil, true
+		case "severity":
+			return 39, nil, true
 		}
 		return 0, nil, false
 	})
@@ -454,6 +456,10 @@ func (ec *executionContext) listObject_Message(ctx context.Context, w *listWrite
 			if emptyText(obj.Overrides) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OJSON2messagesᚋmodelsᚐJSON(ctx, w, f.sub, obj.Overrides) {
+				return false
+			}
+		case 39: // severity
+			if !ec.listValue_NSeverity2messagesᚋmodelsᚐSeverity(ctx, w, f.sub, obj.Severity) {
 				return false
 			}
 		}
@@ -844,6 +850,8 @@ func listPlan_Template(oc *graphql.OperationContext, set ast.SelectionSet) (*lis
 			return 21, nil, true
 		case "workflowIntegrationStatus":
 			return 22, nil, true
+		case "severity":
+			return 23, nil, true
 		}
 		return 0, nil, false
 	})
@@ -968,6 +976,10 @@ func (ec *executionContext) listObject_Template(ctx context.Context, w *listWrit
 			if emptyText(obj.WorkflowIntegrationStatus) {
 				w.b = append(w.b, "null"...)
 			} else if !ec.listValue_OJSON2messagesᚋmodelsᚐJSON(ctx, w, f.sub, obj.WorkflowIntegrationStatus) {
+				return false
+			}
+		case 23: // severity
+			if !ec.listValue_NSeverity2messagesᚋmodelsᚐSeverity(ctx, w, f.sub, obj.Severity) {
 				return false
 			}
 		}
@@ -2607,6 +2619,12 @@ func (ec *executionContext) listValue_ONotificationGroup2ᚖmessagesᚋmodelsᚐ
 		return true
 	}
 	return ec.listObject_NotificationGroup(ctx, w, sel, v)
+}
+
+// listValue_NSeverity2messagesᚋmodelsᚐSeverity writes what marshalNSeverity2messagesᚋmodelsᚐSeverity writes.
+func (ec *executionContext) listValue_NSeverity2messagesᚋmodelsᚐSeverity(ctx context.Context, w *listWriter, sel *listSelection, v models.Severity) bool {
+	v.MarshalGQL(w)
+	return true
 }
 
 // listValue_OTemplate2ᚖmessagesᚋmodelsᚐTemplate writes what marshalOTemplate2ᚖmessagesᚋmodelsᚐTemplate writes.

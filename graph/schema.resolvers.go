@@ -44,8 +44,8 @@ func (r *messageCountsResolver) Snoozed(ctx context.Context, obj *models.Counts)
 }
 
 // Count is the resolver for the count field.
-func (r *messageCountsResolver) Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool) (int, error) {
-	return countOf(obj, models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed})
+func (r *messageCountsResolver) Count(ctx context.Context, obj *models.Counts, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity) (int, error) {
+	return countOf(obj, models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed, Severities: severities(severity)})
 }
 
 // Kind is the resolver for the kind field.
@@ -85,10 +85,13 @@ func (r *mutationResolver) MarkMessages(ctx context.Context, subscriberID string
 }
 
 // MarkAllMessages is the resolver for the markAllMessages field.
-func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error) {
+func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error) {
 	t := models.StateTarget{SubscriberID: subscriberID, Channel: channel}
 	if where != nil {
 		t.Filter = *where
+	}
+	if transactionID != nil {
+		t.TransactionID = *transactionID
 	}
 	changed, err := r.Service.StateChange(ctx, t, models.StateChange{Read: read, Seen: seen, Archived: archived})
 	if err != nil {
@@ -126,16 +129,16 @@ func (r *queryResolver) Nodes(ctx context.Context, ids []string) ([]model.Node, 
 }
 
 // Messages is the resolver for the messages field.
-func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, page *int, limit *int) (*models.MessagesPage, error) {
+func (r *queryResolver) Messages(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, page *int, limit *int) (*models.MessagesPage, error) {
 	f := models.ListFilter{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
-		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed}}
+		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed, Severities: severities(severity)}}
 	return r.Service.List(ctx, service.ListQuery{Filter: f, Page: page, Limit: limit, Parts: listParts(ctx)})
 }
 
 // MessagesConnection is the resolver for the messagesConnection field.
-func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, first *int, after *string) (*model.MessageConnection, error) {
+func (r *queryResolver) MessagesConnection(ctx context.Context, channel *models.ChannelType, subscriberID *string, transactionID []string, read *bool, seen *bool, archived *bool, snoozed *bool, severity []models.Severity, first *int, after *string) (*model.MessageConnection, error) {
 	f := models.ListFilter{Channel: channel, SubscriberID: subscriberID, TransactionIDs: transactionID,
-		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed}}
+		StateFilter: models.StateFilter{Read: read, Seen: seen, Archived: archived, Snoozed: snoozed, Severities: severities(severity)}}
 	c, err := r.Service.Connection(ctx, service.ConnectionQuery{Filter: f, First: first, After: after, Parts: connectionParts(ctx)})
 	if err != nil {
 		return nil, err
@@ -182,6 +185,12 @@ func (r *templateResolver) ID(ctx context.Context, obj *models.Template) (string
 	return globalID(typeTemplate, obj.ID), nil
 }
 
+// Severity is the resolver for the severity field.
+func (r *messageStateFilterResolver) Severity(ctx context.Context, obj *models.StateFilter, data []models.Severity) error {
+	obj.Severities = severities(data)
+	return nil
+}
+
 // Message returns MessageResolver implementation.
 func (r *Resolver) Message() MessageResolver { return &messageResolver{r} }
 
@@ -206,13 +215,19 @@ func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionRes
 // Template returns TemplateResolver implementation.
 func (r *Resolver) Template() TemplateResolver { return &templateResolver{r} }
 
+// MessageStateFilter returns MessageStateFilterResolver implementation.
+func (r *Resolver) MessageStateFilter() MessageStateFilterResolver {
+	return &messageStateFilterResolver{r}
+}
+
 type (
-	messageResolver       struct{ *Resolver }
-	messageCountsResolver struct{ *Resolver }
-	messageEventResolver  struct{ *Resolver }
-	mutationResolver      struct{ *Resolver }
-	queryResolver         struct{ *Resolver }
-	subscriberResolver    struct{ *Resolver }
-	subscriptionResolver  struct{ *Resolver }
-	templateResolver      struct{ *Resolver }
+	messageResolver            struct{ *Resolver }
+	messageCountsResolver      struct{ *Resolver }
+	messageEventResolver       struct{ *Resolver }
+	mutationResolver           struct{ *Resolver }
+	queryResolver              struct{ *Resolver }
+	subscriberResolver         struct{ *Resolver }
+	subscriptionResolver       struct{ *Resolver }
+	templateResolver           struct{ *Resolver }
+	messageStateFilterResolver struct{ *Resolver }
 )

@@ -1,9 +1,11 @@
 package models
 
 // The inbox state of a message: whether its subscriber read it, saw it, archived it and
-// snoozed it. The four make a State, the unit the counters are kept by (migration 9).
+// snoozed it, and its severity. These make a State, the unit the counters are kept by
+// (migrations 9 and 13).
 
-// State is a message's inbox state as four bits, the key of its counter rows.
+// State is a message's inbox state: four bits, and its severity's level above them
+// (StateSeverityShift); the key of its counter rows.
 type State uint8
 
 // The bits of a State.
@@ -12,8 +14,11 @@ const (
 	StateSeen     State = 2
 	StateArchived State = 4
 	StateSnoozed  State = 8
+	// StateSeverityShift is where the severity's level (0 none, 1 low, 2 medium, 3 high)
+	// starts.
+	StateSeverityShift = 4
 	// States is how many states there are.
-	States = 16
+	States = 64
 )
 
 // StateOf is m's state: snoozed while SnoozedUntil is set (an ended snooze is cleared
@@ -32,28 +37,32 @@ func StateOf(m *Message) State {
 	if m.SnoozedUntil != nil {
 		s |= StateSnoozed
 	}
-	return s
+	return s | m.Severity.level()<<StateSeverityShift
 }
 
-// StateFilter narrows messages by their inbox state; a nil field does not filter.
+// StateFilter narrows messages by their inbox state; a nil field, or no severities,
+// does not filter.
 type StateFilter struct {
 	Read, Seen, Archived, Snoozed *bool
+	// Severities keeps messages of these severities (none also those without one).
+	Severities SeveritySet `json:",omitempty"`
 }
 
 // IsZero reports whether f filters nothing.
 func (f StateFilter) IsZero() bool {
-	return f.Read == nil && f.Seen == nil && f.Archived == nil && f.Snoozed == nil
+	return f.Read == nil && f.Seen == nil && f.Archived == nil && f.Snoozed == nil && f.Severities == 0
 }
 
 // Matches reports whether a message in state s passes f.
 func (f StateFilter) Matches(s State) bool {
 	return matchBit(f.Read, s&StateRead != 0) && matchBit(f.Seen, s&StateSeen != 0) &&
-		matchBit(f.Archived, s&StateArchived != 0) && matchBit(f.Snoozed, s&StateSnoozed != 0)
+		matchBit(f.Archived, s&StateArchived != 0) && matchBit(f.Snoozed, s&StateSnoozed != 0) &&
+		(f.Severities == 0 || f.Severities&(1<<(s>>StateSeverityShift)) != 0)
 }
 
 func matchBit(want *bool, has bool) bool { return want == nil || *want == has }
 
-// States lists the states f matches, in order; all 16 when f is zero.
+// States lists the states f matches, in order; all of them when f is zero.
 func (f StateFilter) States() []State {
 	out := make([]State, 0, States)
 	for s := range State(States) {
@@ -108,6 +117,9 @@ type StateTarget struct {
 	// resolves them to TemplateIDs, which the store applies.
 	Tags        [][]string
 	TemplateIDs []string
+	// TransactionID, when set, narrows a change of all messages to those of one
+	// transaction (a workflow run): what a server-side workflow marks of what it sent.
+	TransactionID string
 }
 
 // MaxStateMessageIDs bounds the messages one change names.

@@ -8,13 +8,6 @@ import "strings"
 // copies is here; those this server has no value for are omitted, and docs/inbox.md says
 // why for each.
 
-// Severity is the client's severity of a notification. Messages carry none, so every
-// one is SeverityNone, which is how the client counts and colours a message without one.
-const SeverityNone = "none"
-
-// Severities are the client's severity levels, in the order it counts them.
-var Severities = []string{"high", "medium", "low", SeverityNone}
-
 // InboxNotification is a message as the platform's inbox clients read it.
 type InboxNotification struct {
 	ID            string          `json:"id"`
@@ -40,7 +33,7 @@ type InboxNotification struct {
 	Data          JSON            `json:"data,omitempty"`
 	Redirect      *InboxRedirect  `json:"redirect,omitempty"`
 	Workflow      *InboxWorkflow  `json:"workflow,omitempty"`
-	Severity      string          `json:"severity"`
+	Severity      Severity        `json:"severity"`
 }
 
 // InboxSubscriber is the notification's recipient, as the client's Subscriber type.
@@ -78,7 +71,7 @@ type InboxWorkflow struct {
 	Name       string   `json:"name"`
 	Critical   bool     `json:"critical"`
 	Tags       []string `json:"tags"`
-	Severity   string   `json:"severity"`
+	Severity   Severity `json:"severity"`
 }
 
 // NewInboxNotification is m in the inbox client's shape. The body is the text of m's
@@ -91,7 +84,7 @@ func NewInboxNotification(m *Message) InboxNotification {
 		IsRead: m.Read, IsSeen: m.Seen, IsArchived: m.Archived, IsSnoozed: m.SnoozedUntil != nil,
 		SnoozedUntil: m.SnoozedUntil, DeliveredAt: m.DeliveredAt, CreatedAt: m.CreatedAt,
 		FirstSeenAt: m.FirstSeenDate, ArchivedAt: m.ArchivedAt, ChannelType: m.Channel,
-		Tags: []string{}, Severity: SeverityNone,
+		Tags: []string{}, Severity: m.Severity.Or(),
 	}
 	if m.Read {
 		n.ReadAt = m.LastReadDate
@@ -130,7 +123,7 @@ func NewInboxNotification(m *Message) InboxNotification {
 func NewInboxWorkflow(t *Template) *InboxWorkflow { return inboxWorkflow(t, "") }
 
 func inboxWorkflow(t *Template, fallback string) *InboxWorkflow {
-	w := &InboxWorkflow{ID: t.ID, Identifier: fallback, Name: t.Name, Critical: t.Critical, Tags: t.Tags, Severity: SeverityNone}
+	w := &InboxWorkflow{ID: t.ID, Identifier: fallback, Name: t.Name, Critical: t.Critical, Tags: t.Tags, Severity: t.Severity.Or()}
 	if len(t.Triggers) > 0 && t.Triggers[0].Identifier != "" {
 		w.Identifier = t.Triggers[0].Identifier
 	}

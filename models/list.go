@@ -26,7 +26,7 @@ type ListFilter struct {
 	// CreatedFrom and CreatedTo keep messages created in that range, both ends included:
 	// the inbox client's createdGte and createdLte.
 	CreatedFrom, CreatedTo *Time
-	// StateFilter narrows by read, seen, archived and snoozed.
+	// StateFilter narrows by read, seen, archived, snoozed and severity.
 	StateFilter
 }
 
@@ -93,6 +93,11 @@ func (f ListFilter) AppendKey(b []byte) []byte {
 			b = append(b, 1)
 			b = binary.AppendVarint(b, t.UnixMilli())
 		}
+	}
+	if f.Severities != 0 {
+		// Only when there are some, as for the others; beside the state filter's flags,
+		// whose encoding is kept.
+		b = append(b, 'v', byte(f.Severities))
 	}
 	return b
 }

@@ -52,6 +52,9 @@ type Message struct {
 	ErrorText        string   `json:"errorText,omitempty"`
 	Payload          JSON     `json:"payload,omitempty"`
 	Overrides        JSON     `json:"overrides,omitempty"`
+	// Severity is the platform's severity of the message (high, medium, low, none); not
+	// in its /v1 record, so sent only when set. Empty is none.
+	Severity Severity `json:"severity,omitempty"`
 
 	// The last mark, kept beside the cta document so a mark is one plain UPDATE; empty
 	// (nil) means never marked (payload never given). AfterFind folds them into CTA.

@@ -25,6 +25,9 @@ type Template struct {
 	NotificationGroup         *NotificationGroup `json:"notificationGroup,omitempty" gorm:"serializer:jsontext"`
 	Data                      JSON               `json:"data,omitempty"`
 	WorkflowIntegrationStatus JSON               `json:"workflowIntegrationStatus,omitempty"`
+	// Severity is the workflow's severity, which its messages take when their record
+	// names none (import); sent only when set. Empty is none.
+	Severity Severity `json:"severity,omitempty"`
 
 	// ChangedAt is the row's version (migration 00007), stamped by the database whenever
 	// a value changes and never written here: the template cache is keyed by it.

@@ -206,6 +206,8 @@ func FuzzInboxBulkBody(f *testing.F) {
 		`{"notificationIds":["a"],"NotificationIds":[]}`, `{"tags":["a"],"tags":[]}`, `{"tagz":["a"]}`,
 		`{"data":"{}"}`, `{"data":{}}`, `{"data":null}`, `{"data":"{\"a\":1}"}`, `{"data":{"a":1}}`, `{"data":5}`,
 		`{"tags":["a"],"data":"{}","notificationIds":["x"]}`, `{"tags":["a"]} x`, `[]`, `{`, `null`,
+		`{"transactionId":"t-1"}`, `{"transactionId":""}`, `{"transactionId":5}`, `{"transactionId":null}`,
+		`{"transactionId":"t","notificationIds":["a"]}`,
 	} {
 		for _, name := range []string{"seen", "archive"} {
 			f.Add(name, []byte(body))
@@ -232,14 +234,25 @@ func FuzzInboxBulkBody(f *testing.F) {
 		if !ok {
 			t.Fatalf("%q accepted but is not one JSON object", raw)
 		}
-		if !onlyMembers(names, "notificationIds", "tags", "data") {
+		if !onlyMembers(names, "notificationIds", "tags", "data", "transactionId") {
 			t.Fatalf("%q accepted with a member the change does not take: %q", raw, names)
 		}
 		ids, found, repeated := member(names, values, "notificationIds")
 		tags, tagsFound, tagsRepeated := member(names, values, "tags")
 		data, _, dataRepeated := member(names, values, "data")
-		if repeated || tagsRepeated || dataRepeated {
+		txn, txnFound, txnRepeated := member(names, values, "transactionId")
+		if repeated || tagsRepeated || dataRepeated || txnRepeated {
 			t.Fatalf("%q accepted with a member given twice", raw)
+		}
+		var wantTxn string
+		if txnFound && !isNull(txn) && (json.Unmarshal(txn, &wantTxn) != nil || wantTxn == "") {
+			t.Fatalf("%q accepted a transactionId that is not a transaction id", raw)
+		}
+		if (body.TransactionID == nil) != (wantTxn == "") || body.TransactionID != nil && *body.TransactionID != wantTxn {
+			t.Fatalf("%q: transactionId %v, want %q", raw, body.TransactionID, wantTxn)
+		}
+		if body.TransactionID != nil && body.NotificationIDs != nil {
+			t.Fatalf("%q accepted both notificationIds and transactionId", raw)
 		}
 		switch {
 		case !found || isNull(ids):
@@ -336,8 +349,10 @@ func FuzzCountFilter(f *testing.F) {
 			case !isList:
 				t.Fatalf("%q accepted severity %s", raw, sev)
 			}
-			if len(list) > 0 && got.noneMatch == slices.Contains(list, models.SeverityNone) {
-				t.Fatalf("%q: noneMatch %v for severities %q", raw, got.noneMatch, list)
+			for _, v := range models.Severities {
+				if len(list) > 0 && got.state.Severities.Has(v) != slices.Contains(list, string(v)) {
+					t.Fatalf("%q: severities %v for %q", raw, got.state.Severities.List(), list)
+				}
 			}
 		}
 		tags, _, _ := member(names, values, "tags")

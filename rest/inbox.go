@@ -57,23 +57,19 @@ func (s *Server) inboxNotifications(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	q, f, echo, err := parseInboxQuery(values)
+	q, _, echo, err := parseInboxQuery(values)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	page := []models.InboxNotification{}
-	more := false
-	if !f.noneMatch {
-		msgs, hasMore, err := s.service.Inbox(r.Context(), q)
-		if err != nil {
-			s.errors.WriteError(w, r, err)
-			return
-		}
-		for _, m := range msgs {
-			page = append(page, models.NewInboxNotification(m))
-		}
-		more = hasMore
+	msgs, more, err := s.service.Inbox(r.Context(), q)
+	if err != nil {
+		s.errors.WriteError(w, r, err)
+		return
+	}
+	page := make([]models.InboxNotification, 0, len(msgs))
+	for _, m := range msgs {
+		page = append(page, models.NewInboxNotification(m))
 	}
 	writeJSON(w, http.StatusOK, struct {
 		Data    []models.InboxNotification `json:"data"`
@@ -89,9 +85,6 @@ type inboxFilter struct {
 	// messages to count (count filters only).
 	tags                   [][]string
 	createdFrom, createdTo *models.Time
-	// noneMatch is set when the filter asks only for severities no message has: every
-	// message's severity is none.
-	noneMatch bool
 }
 
 // parseInboxQuery reads the list's query values: limit, offset, after, the state flags,
@@ -129,7 +122,7 @@ func parseInboxQuery(v url.Values) (service.InboxQuery, inboxFilter, map[string]
 	}
 	severities := arrayParam(v, "severity")
 	if len(severities) > 0 {
-		if f.noneMatch, err = severityFilter(severities); err != nil {
+		if f.state.Severities, err = severityFilter(severities); err != nil {
 			return q, f, nil, err
 		}
 		echo["severity"] = severities
@@ -354,15 +347,21 @@ func (f *tagsFilter) UnmarshalJSON(raw []byte) error {
 	return refused
 }
 
-// severityFilter checks each severity is one of the client's and reports whether none
-// of them is none, the severity of every message: then nothing matches.
-func severityFilter(severities []string) (noneMatch bool, err error) {
+// severityFilter is the set of the client's severities; one it does not know is refused.
+func severityFilter(severities []string) (models.SeveritySet, error) {
+	var set models.SeveritySet
 	for _, s := range severities {
-		if !slices.Contains(models.Severities, s) {
-			return false, models.Invalid("severity", s, "severity must be one of "+strings.Join(models.Severities, ", "))
+		one, ok := models.NewSeveritySet([]models.Severity{models.Severity(s)})
+		if !ok {
+			names := make([]string, len(models.Severities))
+			for i, v := range models.Severities {
+				names[i] = string(v)
+			}
+			return 0, models.Invalid("severity", s, "severity must be one of "+strings.Join(names, ", "))
 		}
+		set |= one
 	}
-	return !slices.Contains(severities, models.SeverityNone), nil
+	return set, nil
 }
 
 // unsupportedFilter refuses a filter of the client's that this server cannot apply.

@@ -40,11 +40,8 @@ func (s *Server) inboxCount(w http.ResponseWriter, r *http.Request) {
 		Filter json.RawMessage `json:"filter"`
 	}
 	out := make([]filterCount, len(filters))
-	for i, f := range filters {
-		out[i] = filterCount{Filter: raw[i]}
-		if !f.noneMatch {
-			out[i].Count = counts[i]
-		}
+	for i := range filters {
+		out[i] = filterCount{Count: counts[i], Filter: raw[i]}
 	}
 	writeJSON(w, http.StatusOK, envelope{out})
 }
@@ -109,7 +106,7 @@ func parseCountFilter(raw json.RawMessage) (inboxFilter, error) {
 	f.state = models.StateFilter{Read: c.Read, Seen: c.Seen, Archived: c.Archived, Snoozed: c.Snoozed}
 	if len(c.Severity) > 0 {
 		var err error
-		if f.noneMatch, err = severityFilter(c.Severity); err != nil {
+		if f.state.Severities, err = severityFilter(c.Severity); err != nil {
 			return f, err
 		}
 	}

@@ -43,7 +43,7 @@ func channelPreferences(ps *models.PreferenceSettings) map[string]bool {
 
 // inboxPreferences serves GET /v1/inbox/preferences: the global preference and one per
 // active workflow of the environment, narrowed as the client asks by tags (a workflow
-// with any of them), severity (every workflow's is none) and criticality (critical,
+// with any of them), severity (a workflow without one is none) and criticality (critical,
 // nonCritical, the client's default, or all).
 func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 	values, err := inboxQuery(r)
@@ -56,7 +56,7 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	tags, noneMatch, criticality := q.tags, q.noneMatch, q.criticality
+	tags, severities, criticality := q.tags, q.severities, q.criticality
 	workflows, err := s.service.Workflows(r.Context())
 	if err != nil {
 		s.errors.WriteError(w, r, err)
@@ -65,7 +65,7 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 	out := []inboxPreference{globalPreference()}
 	for _, wf := range workflows {
 		switch {
-		case noneMatch,
+		case severities != 0 && !severities.Has(wf.Severity.Or()),
 			criticality == "critical" && !wf.Critical,
 			(criticality == "nonCritical" || criticality == "") && wf.Critical,
 			len(tags) > 0 && !slices.ContainsFunc(tags, func(t string) bool { return slices.Contains(wf.Tags, t) }):
@@ -78,10 +78,10 @@ func (s *Server) inboxPreferences(w http.ResponseWriter, r *http.Request) {
 }
 
 // preferencesQuery is what the preferences are narrowed by: workflows with any of tags,
-// none when noneMatch (severities without none), and criticality.
+// of one of severities (none: any), and criticality.
 type preferencesQuery struct {
 	tags        []string
-	noneMatch   bool
+	severities  models.SeveritySet
 	criticality string
 }
 
@@ -100,7 +100,7 @@ func parsePreferencesQuery(v url.Values) (preferencesQuery, error) {
 	}
 	if severities := arrayParam(v, "severity"); len(severities) > 0 {
 		var err error
-		if q.noneMatch, err = severityFilter(severities); err != nil {
+		if q.severities, err = severityFilter(severities); err != nil {
 			return q, err
 		}
 	}

@@ -64,19 +64,18 @@ type InboxSession struct {
 }
 
 // InboxUnreadCount is the unread badge: every unread in-app message (not read, archived
-// or snoozed), by severity; messages carry none, so all are counted as none.
+// or snoozed), and how many of them are of each severity.
 type InboxUnreadCount struct {
-	Total    int            `json:"total"`
-	Severity map[string]int `json:"severity"`
+	Total    int                     `json:"total"`
+	Severity map[models.Severity]int `json:"severity"`
 }
 
-func newUnreadCount(total int) InboxUnreadCount {
-	by := make(map[string]int, len(models.Severities))
-	for _, s := range models.Severities {
-		by[s] = 0
+func newUnreadCount(c models.UnreadCounts) InboxUnreadCount {
+	by := make(map[models.Severity]int, len(models.Severities))
+	for i, s := range models.Severities {
+		by[s] = c.BySeverity[i]
 	}
-	by[models.SeverityNone] = total
-	return InboxUnreadCount{Total: total, Severity: by}
+	return InboxUnreadCount{Total: c.Total, Severity: by}
 }
 
 // openInboxSession serves POST /v1/inbox/session without an Authorization header: the
@@ -106,10 +105,10 @@ func (s *Server) openInboxSession(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	unread := opened.Counts.Count(models.Unread())
+	unread := opened.Counts.UnreadCounts()
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, http.StatusCreated, envelope{InboxSession{
-		Token: opened.Token, TotalUnreadCount: unread, UnreadCount: newUnreadCount(unread),
+		Token: opened.Token, TotalUnreadCount: unread.Total, UnreadCount: newUnreadCount(unread),
 		MaxSnoozeDurationHours: maxSnoozeHours, ApplicationIdentifier: req.ApplicationIdentifier,
 		ContextKeys: []string{}, ExpiresAt: opened.ExpiresAt, SubscriberID: opened.SubscriberID,
 	}})

@@ -141,8 +141,9 @@ var inboxBulk = map[string]struct {
 }
 
 // inboxBulkChange serves POST /v1/inbox/notifications/{seen,read,archive,read-archive}.
-// Each takes the client's tags filter (the messages of workflows with those tags); seen
-// takes notificationIds to see only those. The answer says how many messages changed:
+// Each takes the client's tags filter (the messages of workflows with those tags) and
+// transactionId (the messages of one transaction); seen takes notificationIds to see
+// only those. The answer says how many messages changed:
 // 200 {"data": {"changed": n}}; or, for a change of all messages not done shortly
 // before the request's deadline, 202 {"data": {"changed": n, "jobId": id}}: accepted,
 // n changed so far, the rest carried on until done (models/service/statejobs.go).
@@ -173,6 +174,9 @@ func (s *Server) inboxBulkChange(w http.ResponseWriter, r *http.Request) {
 	if body.NotificationIDs != nil {
 		target.MessageIDs = *body.NotificationIDs
 	}
+	if body.TransactionID != nil {
+		target.TransactionID = *body.TransactionID
+	}
 	changed, err := s.service.StateChange(r.Context(), target, bulk.change)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
@@ -194,11 +198,13 @@ type bulkChanged struct {
 }
 
 // inboxBulkBody is the body of a bulk change, as the client sends it: the messages to
-// see by id (seen only), the tags filter, and the data filter, JSON text.
+// see by id (seen only), the tags filter, and the data filter, JSON text; and, this
+// server's own, transactionId, the messages of one transaction (a workflow run).
 type inboxBulkBody struct {
 	NotificationIDs *[]string       `json:"notificationIds"`
 	Tags            tagsFilter      `json:"tags"`
 	Data            json.RawMessage `json:"data"`
+	TransactionID   *string         `json:"transactionId"`
 }
 
 // readBulkBody reads the body of the bulk change name, which the client may leave out,
@@ -210,7 +216,7 @@ func readBulkBody(w http.ResponseWriter, r *http.Request, name string) (inboxBul
 		if err != nil {
 			return body, err
 		}
-		if err := decodeStrict(raw, &body, "notificationIds (seen only), tags and data"); err != nil {
+		if err := decodeStrict(raw, &body, "notificationIds (seen only), tags, data and transactionId"); err != nil {
 			return body, err
 		}
 	}
@@ -231,6 +237,14 @@ func (b inboxBulkBody) check(name string) error {
 	}
 	if len(b.Data) > 0 && !emptyData(b.Data) {
 		return unsupportedFilter("data", rawValue(b.Data))
+	}
+	if b.TransactionID != nil {
+		if *b.TransactionID == "" {
+			return models.Invalid("transactionId", "", "transactionId must be a transaction id: leave it out to change every message")
+		}
+		if b.NotificationIDs != nil {
+			return models.Invalid("transactionId", *b.TransactionID, "name notifications or a transaction, not both")
+		}
 	}
 	return nil
 }

@@ -232,6 +232,9 @@ func fill(v reflect.Value, text string) {
 	case *models.MessageActionStatus:
 		*p = models.ActionDone
 		return
+	case *models.Severity:
+		*p = models.SeverityHigh
+		return
 	}
 	switch v.Kind() {
 	case reflect.String:

@@ -74,6 +74,10 @@ func normalized(v any) any {
 			if k == "archived" && e == false {
 				continue
 			}
+			// /v1 sends severity only when set; GraphQL answers none for a message without.
+			if k == "severity" && e == "none" {
+				continue
+			}
 			if k == "_v" {
 				k = "__v"
 			}

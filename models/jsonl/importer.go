@@ -70,6 +70,10 @@ func newImporter(ctx context.Context, s *store.Store, stats *ImportStats) *impor
 // add takes one validated record, checking it against the records of earlier lines.
 func (imp *importer) add(line int, rec record) error {
 	m := rec.Message
+	if m.Severity == "" && m.Template != nil {
+		// A message without a severity of its own takes its workflow's.
+		m.Severity = m.Template.Severity
+	}
 	if err := imp.environment(line, m.EnvironmentID, m.OrganizationID); err != nil {
 		return err
 	}

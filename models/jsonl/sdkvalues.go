@@ -71,6 +71,7 @@ func (c *recordCheck) sdkValues(m *models.Message) {
 	}
 	c.object("payload", m.Payload)
 	c.object("overrides", m.Overrides)
+	c.failIf(m.Severity != "" && !m.Severity.Valid(), "severity %q is not one of high, medium, low, none", m.Severity)
 	if sub := m.Subscriber; sub != nil {
 		c.object("subscriber.data", sub.Data)
 		for i, ch := range sub.Channels {
@@ -78,6 +79,7 @@ func (c *recordCheck) sdkValues(m *models.Message) {
 		}
 	}
 	if tpl := m.Template; tpl != nil {
+		c.failIf(tpl.Severity != "" && !tpl.Severity.Valid(), "template.severity %q is not one of high, medium, low, none", tpl.Severity)
 		c.object("template.data", tpl.Data)
 		c.object("template.workflowIntegrationStatus", tpl.WorkflowIntegrationStatus)
 		for i, tr := range tpl.Triggers {

@@ -51,6 +51,12 @@ func (s *Service) checkStateChange(t models.StateTarget, c models.StateChange) e
 	if err := checkText("subscriberId", t.SubscriberID); err != nil {
 		return err
 	}
+	if err := checkText("transactionId", t.TransactionID); err != nil {
+		return err
+	}
+	if t.TransactionID != "" && len(t.MessageIDs) > 0 {
+		return models.Invalid("transactionId", t.TransactionID, "name messages or a transaction, not both: transactionId narrows a change of all messages")
+	}
 	if len(t.MessageIDs) > models.MaxStateMessageIDs {
 		return models.Invalid("messageIds", len(t.MessageIDs),
 			fmt.Sprintf("at most %d messages may be named at once, got %d", models.MaxStateMessageIDs, len(t.MessageIDs)))

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
+	"gorm.io/gorm"
 
 	"messages/models"
 	"messages/models/dbtest"
@@ -134,11 +135,25 @@ func trueCount(t testing.TB, s *store.Store, environmentID string, f models.List
 			q = q.Where("("+column+") = ?", *want)
 		}
 	}
+	q = bySeverity(q, f.Severities)
 	var n int64
 	if err := q.Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return int(n)
+}
+
+// bySeverity narrows q to the severities of set (none: any), spelled apart from the
+// store's condition: any value but high, medium and low is none.
+func bySeverity(q *gorm.DB, set models.SeveritySet) *gorm.DB {
+	if set == 0 {
+		return q
+	}
+	var names []string
+	for _, s := range set.List() {
+		names = append(names, string(s))
+	}
+	return q.Where("(CASE WHEN severity IN ('high', 'medium', 'low') THEN severity ELSE 'none' END) IN ?", names)
 }
 
 func describe(f models.ListFilter) string {
@@ -156,6 +171,9 @@ func describe(f models.ListFilter) string {
 		if v != nil {
 			s += fmt.Sprintf(" %s=%v", name, *v)
 		}
+	}
+	if f.Severities != 0 {
+		s += fmt.Sprintf(" severity=%v", f.Severities.List())
 	}
 	return s
 }
@@ -617,6 +635,7 @@ func trueCountOf(t testing.TB, s *store.Store, environmentID string, f models.Li
 			q = q.Where("("+column+") = ?", *want)
 		}
 	}
+	q = bySeverity(q, f.Severities)
 	var n int64
 	if err := q.Count(&n).Error; err != nil {
 		t.Fatal(err)

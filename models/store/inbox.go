@@ -100,6 +100,9 @@ func (s *Store) changeNamed(ctx context.Context, environmentID string, t models.
 // was changed back, or written, after the change was asked for, and is left as it is.
 func (s *Store) changeBatch(ctx context.Context, environmentID string, t models.StateTarget, set string, args []any, c models.StateChange, after string) (changed int, last string, err error) {
 	f := models.ListFilter{Channel: t.Channel, SubscriberID: &t.SubscriberID, StateFilter: t.Filter, TemplateIDs: t.TemplateIDs}
+	if t.TransactionID != "" {
+		f.TransactionIDs = []string{t.TransactionID}
+	}
 	differs, dargs := stateDiffers(c)
 	q := s.filtered(ctx, environmentID, f).Where(differs, dargs...)
 	if after != "" {

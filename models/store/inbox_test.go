@@ -219,7 +219,10 @@ func TestStateCountsExactUnderConcurrentChanges(t *testing.T) {
 		chans := channels()
 		var msgs []*models.Message
 		for i := range 600 {
-			msgs = append(msgs, f.message(subs[i%len(subs)], *chans[i%len(chans)]))
+			m := f.message(subs[i%len(subs)], *chans[i%len(chans)])
+			// Every severity, and none stored both ways: empty and "none".
+			m.Severity = []models.Severity{"", models.SeverityHigh, models.SeverityMedium, models.SeverityLow, models.SeverityNone}[i%5]
+			msgs = append(msgs, m)
 		}
 		f.write(t, store.ConflictFail, msgs...)
 		env := f.tn.Env.ID
@@ -252,12 +255,15 @@ func TestStateCountsExactUnderConcurrentChanges(t *testing.T) {
 				}
 			})
 		}
-		wg.Go(func() { // another writer's plain SQL: flags, inserts, deletes
+		wg.Go(func() { // another writer's plain SQL: flags, severities, inserts, deletes
 			rng := rand.New(rand.NewPCG(9, 9))
-			for i := range 60 {
+			for i := range 75 {
 				m := msgs[rng.IntN(len(msgs))]
 				var err error
-				switch i % 4 {
+				switch i % 5 {
+				case 4:
+					// Any text, as another program may write it: not one of the three is none.
+					err = s.DB().Exec("UPDATE messages SET severity = ? WHERE id = ?", []string{"high", "low", "", "urgent"}[rng.IntN(4)], m.ID).Error
 				case 0:
 					err = s.DB().Exec("UPDATE messages SET `read` = NOT `read`, seen = TRUE WHERE id = ?", m.ID).Error
 				case 1:
@@ -309,7 +315,8 @@ func checkStateCounts(t *testing.T, s *store.Store, env string, subs []string) {
 			for st := range models.State(models.States) {
 				f := models.ListFilter{SubscriberID: sub, Channel: ch, StateFilter: models.StateFilter{
 					Read: flag(st&models.StateRead != 0), Seen: flag(st&models.StateSeen != 0),
-					Archived: flag(st&models.StateArchived != 0), Snoozed: flag(st&models.StateSnoozed != 0)}}
+					Archived: flag(st&models.StateArchived != 0), Snoozed: flag(st&models.StateSnoozed != 0),
+					Severities: 1 << (st >> models.StateSeverityShift)}}
 				want[st] = trueCount(t, s, env, f)
 			}
 			if got != want {

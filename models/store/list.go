@@ -111,7 +111,28 @@ func stateConditions(f models.StateFilter) []condition {
 			out = append(out, condition{sql: "snoozed_until IS NULL"})
 		}
 	}
+	if f.Severities != 0 && !f.Severities.All() {
+		out = append(out, severityCondition(f.Severities))
+	}
 	return out
+}
+
+// severityCondition keeps the messages of the severities in set, as the counters'
+// triggers tell them apart: high, medium and low by name, none any other value (none,
+// empty, or another writer's). With none in the set it names the levels left out.
+func severityCondition(set models.SeveritySet) condition {
+	var in, out []string
+	for _, s := range []models.Severity{models.SeverityHigh, models.SeverityMedium, models.SeverityLow} {
+		if set.Has(s) {
+			in = append(in, string(s))
+		} else {
+			out = append(out, string(s))
+		}
+	}
+	if set.Has(models.SeverityNone) {
+		return condition{"severity NOT IN ?", []any{out}}
+	}
+	return condition{"severity IN ?", []any{in}}
 }
 
 func (s *Store) subscriberInternalID(ctx context.Context, environmentID, subscriberID string) (string, error) {

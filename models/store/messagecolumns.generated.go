@@ -42,6 +42,7 @@ var messageColumns = []column[models.Message]{
 	{"error_text", func(m *models.Message) any { return &m.ErrorText }},
 	{"payload", func(m *models.Message) any { return &jsonColumn{raw: &m.Payload} }},
 	{"overrides", func(m *models.Message) any { return &jsonColumn{raw: &m.Overrides} }},
+	{"severity", func(m *models.Message) any { return &m.Severity }},
 	{"action_status", func(m *models.Message) any { return &m.ActionStatus }},
 	{"action_result_type", func(m *models.Message) any { return &m.ActionResultType }},
 	{"action_result_payload", func(m *models.Message) any { return &jsonColumn{raw: &m.ActionResultPayload} }},

@@ -47,7 +47,9 @@ type stateJobSpec struct {
 	Channel     *models.ChannelType `json:"channel,omitempty"`
 	Filter      models.StateFilter  `json:"filter"`
 	TemplateIDs []string            `json:"templateIds,omitempty"`
-	Change      models.StateChange  `json:"change"`
+	// TransactionID narrows the change to one transaction's messages.
+	TransactionID string             `json:"transactionId,omitempty"`
+	Change        models.StateChange `json:"change"`
 	// At is when the change was asked for: the time it stamps (lastReadDate and the
 	// others), however late a batch runs.
 	At models.Time `json:"at"`
@@ -68,7 +70,8 @@ var ErrStateJobInvalid = errors.New("state job: spec does not decode")
 // committed and the subscriber's older jobs are done, so that a subscriber's changes
 // apply in the order they were asked for.
 func (s *Store) CreateStateJob(ctx context.Context, environmentID string, t models.StateTarget, c models.StateChange, owner string, lease time.Duration) (job *StateJob, claimed bool, err error) {
-	spec, err := json.Marshal(stateJobSpec{Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs, Change: c, At: models.NewTime(s.Now())})
+	spec, err := json.Marshal(stateJobSpec{Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs, TransactionID: t.TransactionID,
+		Change: c, At: models.NewTime(s.Now())})
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,7 +144,8 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 		return errors.Join(err, s.db.WithContext(ctx).Exec("DELETE FROM state_jobs WHERE id = ?", job.ID).Error)
 	}
 	defer s.noteWrite()
-	t := models.StateTarget{SubscriberID: job.SubscriberID, Channel: spec.Channel, Filter: spec.Filter, TemplateIDs: spec.TemplateIDs}
+	t := models.StateTarget{SubscriberID: job.SubscriberID, Channel: spec.Channel, Filter: spec.Filter, TemplateIDs: spec.TemplateIDs,
+		TransactionID: spec.TransactionID}
 	set, args := stateSet(spec.Change, spec.At)
 	after := "" // a job taken on goes over the messages from the first once more
 	for {

@@ -66,6 +66,7 @@ func AppendMessage(dst []byte, m *models.Message, subscriber, template []byte) (
 	w.strOmit(`"errorText":`, m.ErrorText)
 	w.rawOmit(`"payload":`, m.Payload)
 	w.rawOmit(`"overrides":`, m.Overrides)
+	w.strOmit(`"severity":`, string(m.Severity))
 	return w.end(), w.err
 }
 
@@ -200,6 +201,9 @@ func AppendMessageMembers(dst []byte, m *models.Message, subscriber, template []
 	}
 	if !slices.Contains(omit, "overrides") {
 		w.rawOmit(`"overrides":`, m.Overrides)
+	}
+	if !slices.Contains(omit, "severity") {
+		w.strOmit(`"severity":`, string(m.Severity))
 	}
 	if !w.opened {
 		w.b = append(w.b, '{')

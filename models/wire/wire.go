@@ -112,10 +112,11 @@ func encodeTemplate(t *models.Template) ([]byte, error) {
 		NotificationGroup         *wireGroup       `json:"notificationGroup,omitempty"`
 		Data                      models.JSON      `json:"data,omitempty"`
 		WorkflowIntegrationStatus models.JSON      `json:"workflowIntegrationStatus,omitempty"`
+		Severity                  models.Severity  `json:"severity,omitempty"`
 	}{t.ID, t.Name, t.Description, t.Active, t.Draft, preferences, t.Critical, emptyIfNil(t.Tags),
 		steps, t.OrganizationID, t.CreatorID, t.EnvironmentID, emptyIfNil(t.Triggers),
 		t.NotificationGroupID, t.ParentID, t.Deleted, deletedAt, t.DeletedBy, group,
-		t.Data, t.WorkflowIntegrationStatus})
+		t.Data, t.WorkflowIntegrationStatus, t.Severity})
 }
 
 // stepFields is what a step and its variants share.

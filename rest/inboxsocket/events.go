@@ -15,7 +15,8 @@ import (
 //	notification_received  data.message: the message, which the client maps to a
 //	                       notification (mapToNotification)
 //	unread_count_changed   data.counts: {"total", "severity": {"high", "medium", "low",
-//	                       "none"}}, the badge, set as given
+//	                       "none"}}, the badge, set as given; sent when any of them
+//	                       changes
 //	unseen_count_changed   data.unseenCount: a number
 //
 // The client answers nothing and ignores "pong", which the server sends for each "ping".
@@ -33,7 +34,7 @@ func (s *socket) followCounts() error {
 		return err
 	}
 	u, _ := f.Next()
-	s.counts, s.unread, s.unseen = f, u.States.Count(models.Unread()), u.States.Count(models.Unseen())
+	s.counts, s.unread, s.unseen = f, u.States.UnreadCounts(), u.States.Count(models.Unseen())
 	return nil
 }
 
@@ -57,10 +58,10 @@ func (s *socket) sendCounts() bool {
 		// The badge stays as it was until the next read, and then both are sent
 		// whatever they are.
 		s.h.logger.Warn("inbox socket: the counts could not be read", "error", u.Err)
-		s.unread, s.unseen = -1, -1
+		s.unread, s.unseen = models.UnreadCounts{Total: -1}, -1
 		return true
 	}
-	if n := u.States.Count(models.Unread()); n != s.unread {
+	if n := u.States.UnreadCounts(); n != s.unread {
 		s.unread = n
 		if !s.send(unreadCountChanged(n)) {
 			return false
@@ -75,10 +76,11 @@ func (s *socket) sendCounts() bool {
 	return true
 }
 
-// unreadCountChanged is the badge's count: messages not read, archived or snoozed.
-func unreadCountChanged(total int) []byte {
+// unreadCountChanged is the badge's count: messages not read, archived or snoozed, in
+// all and by severity.
+func unreadCountChanged(c models.UnreadCounts) []byte {
 	b := []byte(`{"event":"unread_count_changed","data":{"counts":{"total":`)
-	b = strconv.AppendInt(b, int64(total), 10)
+	b = strconv.AppendInt(b, int64(c.Total), 10)
 	b = append(b, `,"severity":{`...)
 	for i, s := range models.Severities {
 		if i > 0 {
@@ -87,11 +89,7 @@ func unreadCountChanged(total int) []byte {
 		b = append(b, '"')
 		b = append(b, s...)
 		b = append(b, `":`...)
-		n := 0
-		if s == models.SeverityNone {
-			n = total
-		}
-		b = strconv.AppendInt(b, int64(n), 10)
+		b = strconv.AppendInt(b, int64(c.BySeverity[i]), 10)
 	}
 	return append(b, "}}}}"...)
 }
@@ -146,5 +144,5 @@ type socketFields struct {
 	Content  string                `json:"content"`
 	Tags     []string              `json:"tags"`
 	Workflow *models.InboxWorkflow `json:"workflow,omitempty"`
-	Severity string                `json:"severity"`
+	Severity models.Severity       `json:"severity"`
 }

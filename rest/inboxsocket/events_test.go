@@ -25,8 +25,8 @@ func decodeObject(t *testing.T, b []byte) map[string]any {
 // data.unseenCount for the unseen count.
 func TestCountEvents(t *testing.T) {
 	want := map[string]any{"event": "unread_count_changed", "data": map[string]any{"counts": map[string]any{
-		"total": 117.0, "severity": map[string]any{"high": 0.0, "medium": 0.0, "low": 0.0, "none": 117.0}}}}
-	if diff := cmp.Diff(want, decodeObject(t, unreadCountChanged(117))); diff != "" {
+		"total": 117.0, "severity": map[string]any{"high": 3.0, "medium": 0.0, "low": 14.0, "none": 100.0}}}}
+	if diff := cmp.Diff(want, decodeObject(t, unreadCountChanged(models.UnreadCounts{Total: 117, BySeverity: [4]int{3, 0, 14, 100}}))); diff != "" {
 		t.Errorf("unread_count_changed (-want +got):\n%s", diff)
 	}
 	want = map[string]any{"event": "unseen_count_changed", "data": map[string]any{"unseenCount": 0.0}}

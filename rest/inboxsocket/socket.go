@@ -46,7 +46,8 @@ type socket struct {
 	closing atomic.Bool
 	// The counts the client was last told, known only to the goroutine taking events
 	// (one at a time); -1 when a read of them failed.
-	unread, unseen int
+	unread models.UnreadCounts
+	unseen int
 	// announced are the ids of the last messages announced, newest last, known only to
 	// the goroutine taking events: the feed may deliver a change again (its GraphQL
 	// clients upsert by id), and the platform's client adds each notification_received
