@@ -271,6 +271,10 @@ func TestImportRefusesBadLine(t *testing.T) {
 	}{
 		{"import422Channel", edit(func(r map[string]any) { r["channel"] = "fax" }),
 			`line 3: channel "fax" is not one of in_app, email, sms, chat, push`},
+		{"import422Severity", edit(func(r map[string]any) { r["severity"] = "urgent" }),
+			`line 3: severity "urgent" is not one of high, medium, low, none`},
+		{"import422TemplateSeverity", edit(func(r map[string]any) { object(r, "template")["severity"] = "HIGH" }),
+			`line 3: template.severity "HIGH" is not one of high, medium, low, none`},
 		{"import422NotJSON", raw(`{"_id": "65f0000000000000000a0003",`), "line 3: not a valid message record"},
 		{"import422NotObject", raw(`["65f0000000000000000a0003"]`), "line 3: not a JSON object"},
 		{"import422NotUTF8", raw("{\"_id\": \"\xff\"}"), "line 3: not valid UTF-8"},
@@ -631,6 +635,51 @@ func TestImportRoundTripsInboxState(t *testing.T) {
 		}
 		if got != want || got.Count(models.Unread()) != 1 || got.Count(models.StateFilter{Archived: models.Bool(true)}) != 1 {
 			t.Errorf("counts after import %v, want %v (1 unread, 1 archived)", got, want)
+		}
+	})
+}
+
+// A message imported without a severity takes its workflow's; one with its own keeps it;
+// the counters count each by it, and the export carries it, so a round trip keeps it.
+func TestImportSeverity(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		file := importFile(t, 4, func(k int, rec map[string]any) []byte {
+			object(rec, "template")["severity"] = "medium"
+			switch k {
+			case 1:
+				rec["severity"] = "high"
+			case 2:
+				rec["severity"] = "none"
+			}
+			b, err := json.Marshal(rec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return b
+		})
+		if _, err := jsonl.Import(ctx, s, bytes.NewReader(file), nil); err != nil {
+			t.Fatal(err)
+		}
+		counts, err := s.CountStates(ctx, importRecord(t, 1)["_environmentId"].(string), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		by := map[models.Severity]int{}
+		for _, sev := range models.Severities {
+			set, _ := models.NewSeveritySet([]models.Severity{sev})
+			by[sev] = counts.Count(models.StateFilter{Severities: set})
+		}
+		if diff := cmp.Diff(map[models.Severity]int{models.SeverityHigh: 1, models.SeverityMedium: 2, models.SeverityLow: 0, models.SeverityNone: 1}, by); diff != "" {
+			t.Errorf("messages by severity (-want +got):\n%s", diff)
+		}
+		exported := dbtest.Export(t, s, importRecord(t, 1)["_environmentId"].(string))
+		fresh := dbtest.Open(t, s.Dialect())
+		if _, err := jsonl.Import(ctx, fresh, bytes.NewReader(exported), nil); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(string(exported), string(dbtest.Export(t, fresh, importRecord(t, 1)["_environmentId"].(string)))); diff != "" {
+			t.Errorf("export of the import differs (-original +round trip):\n%s", diff)
 		}
 	})
 }
