@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { Novu } from '@novu/js';
 import { WebSocket } from 'ws';
 
-import { aliceA, bulkInbox, bulkUser, emailsA, envA, envB, inboxA, inboxB, records, shared, unreadA } from './lib/fixture.mjs';
+import { aliceA, bulkInbox, bulkUser, emailsA, envA, envB, inboxA, inboxB, records, severity, shared, unreadA, unreadBySeverityA } from './lib/fixture.mjs';
 import { allowedOrigin, Server } from './lib/server.mjs';
 
 const server = new Server();
@@ -85,7 +85,8 @@ describe('session', () => {
       const { session, error } = await open({ app: keyA.app, key: key.key });
       assert.equal(error, undefined, String(error));
       assert.match(session.token, /\S{20,}/);
-      assert.deepEqual(session.unreadCount, { total: unreadA, severity: { high: 0, medium: 0, low: 0, none: unreadA } });
+      assert.deepEqual(session.unreadCount, { total: unreadA, severity: unreadBySeverityA });
+      assert.deepEqual(unreadBySeverityA, { high: 13, medium: 13, low: 13, none: 78 }, 'every severity is in the fixture');
       assert.equal(session.totalUnreadCount, unreadA);
       assert.equal(session.maxSnoozeDurationHours, 90 * 24);
       assert.equal(session.removeNovuBranding, false);
@@ -171,10 +172,14 @@ describe('notifications', () => {
   test('filter by read, archived and severity', async () => {
     const unread = await walk((sofar) => novu.notifications.list({ limit: 100, offset: sofar.length, read: false, archived: false }));
     assert.deepEqual(unread, ids(inboxA.filter((m) => !m.read)));
-    const high = await novu.notifications.list({ limit: 10, severity: 'high' });
-    assert.deepEqual(high.data.notifications, [], 'no message has a severity other than none');
+    const high = await walk((sofar) => novu.notifications.list({ limit: 5, offset: sofar.length, severity: 'high' }));
+    assert.deepEqual(high, ids(inboxA.filter((m) => severity(m) === 'high')));
+    const mild = await novu.notifications.list({ limit: 100, severity: ['low', 'medium'] });
+    assert.deepEqual(mild.data.notifications.map((n) => n.id), ids(inboxA.filter((m) => ['low', 'medium'].includes(severity(m)))));
+    assert.ok(mild.data.notifications.every((n) => n.severity === severity(inboxA.find((m) => m._id === n.id))), 'each notification carries its severity');
     const none = await novu.notifications.list({ limit: 10, severity: ['none'] });
     assert.equal(none.data.notifications.length, 10);
+    assert.ok(none.data.notifications.every((n) => n.severity === 'none'));
     const data = await novu.notifications.list({ limit: 10, data: { plan: 'pro' } });
     assert.equal(data.error?.originalError?.status, 422, 'a filter the server cannot apply is refused, not ignored');
   });
@@ -213,7 +218,8 @@ describe('notifications', () => {
       {}, { read: true }, { archived: true }, { seen: false },
     ];
     const many = await novu.notifications.count({ filters });
-    assert.deepEqual(many.data.counts.map((c) => c.count), [0, 0, 0, unreadA, 130, 13, 0, 130]);
+    const { high, medium, low, none } = unreadBySeverityA;
+    assert.deepEqual(many.data.counts.map((c) => c.count), [high, medium, low, none, 130, 13, 0, 130]);
     assert.deepEqual(many.data.counts.map((c) => c.filter), filters);
     assert.equal((await counts(keyA)).unread, unreadA, 'GraphQL counts the same');
   });

@@ -49,10 +49,14 @@ function message(tag, n, sub, tpl, env, org, createdAt, extra = {}) {
   };
 }
 
+/** severityOf is message n's severity: of every ten, one high, one medium, one low, one
+ * none spelled out; the rest (the read ones among them) have none. */
+const severityOf = (n) => ({ 1: { severity: 'high' }, 2: { severity: 'medium' }, 3: { severity: 'low' }, 4: { severity: 'none' } })[n % 10] ?? {};
+
 /** A's shared-user in-app messages, newest first (later n is newer). */
 export const inboxA = [];
 for (let n = 0; n < 130; n++) {
-  inboxA.unshift(message('ae00', n, sharedA, n % 2 ? welcome : security, envA, orgA, at(n), { read: n % 10 === 0 }));
+  inboxA.unshift(message('ae00', n, sharedA, n % 2 ? welcome : security, envA, orgA, at(n), { read: n % 10 === 0, ...severityOf(n) }));
 }
 export const emailsA = [0x200, 0x201].map((n) => message('ae00', n, sharedA, welcome, envA, orgA, at(n), { channel: 'email' }));
 export const aliceA = [0x300, 0x301].map((n) => message('ae00', n, alice, welcome, envA, orgA, at(n)));
@@ -63,6 +67,13 @@ export const records = [...inboxA, ...emailsA, ...aliceA, ...inboxB];
 
 /** unreadA is how many of A's shared-user in-app messages are unread at load. */
 export const unreadA = inboxA.filter((m) => !m.read).length;
+
+/** severity is a record's severity as the client sees it: none when it has none. */
+export const severity = (m) => m.severity ?? 'none';
+
+/** unreadBySeverityA is unreadA by severity, as the client's unreadCount.severity. */
+export const unreadBySeverityA = Object.fromEntries(['high', 'medium', 'low', 'none']
+  .map((s) => [s, inboxA.filter((m) => !m.read && severity(m) === s).length]));
 
 /** The subscriber of A whose inbox is large: bulkInbox(n) is n unread in-app messages of hers. */
 export const bulkUser = 'bulk-user';
