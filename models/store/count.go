@@ -29,7 +29,7 @@ func (MessageCounter) TableName() string { return "message_counts" }
 
 // countSQL reads one counter's shards, by state. The shard leads the primary key, so
 // the shards are listed: for each, the key range of one (environment, subscriber,
-// channel) holds at most 16 rows, one a state, whatever the number of messages. The
+// channel) holds at most 64 rows, one a state, whatever the number of messages. The
 // subscriber's internal id is looked up in the same statement; an unknown subscriber
 // matches no row, so it counts 0, never everyone.
 const countSQL = `SELECT state, COALESCE(SUM(n), 0) FROM message_counts
