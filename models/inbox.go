@@ -2,7 +2,7 @@ package models
 
 // The inbox state of a message: whether its subscriber read it, saw it, archived it and
 // snoozed it, and its severity. These make a State, the unit the counters are kept by
-// (migrations 9 and 13).
+// (migrations 9 and 12).
 
 // State is a message's inbox state: four bits, and its severity's level above them
 // (StateSeverityShift); the key of its counter rows.

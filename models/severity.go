@@ -35,7 +35,7 @@ func (s Severity) Or() Severity {
 }
 
 // level is s's place in a State (StateSeverityShift): none (and anything unknown) 0,
-// low 1, medium 2, high 3, as the counters' triggers number them (migration 13).
+// low 1, medium 2, high 3, as the counters' triggers number them (migration 12).
 func (s Severity) level() State {
 	switch s {
 	case SeverityLow:

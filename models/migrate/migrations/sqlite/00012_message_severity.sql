@@ -1,4 +1,4 @@
--- The SQLite twin of mysql/00013_message_severity.sql: a severity per message and per
+-- The SQLite twin of mysql/00012_message_severity.sql: a severity per message and per
 -- workflow, and the counters kept per state with the severity's level above the four
 -- bits (16 * level: 0 none or unknown, 1 low, 2 medium, 3 high).
 
