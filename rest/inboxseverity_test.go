@@ -65,6 +65,20 @@ func TestInboxSeverity(t *testing.T) {
 			t.Errorf("counts by severity (-want +got):\n%s", diff)
 		}
 
+		gql := api.graphql(t, a.Key, `{
+			messageCounts(subscriberId: "sev", channel: in_app) { high: count(read: false, archived: false, snoozed: false, severity: [high]) mild: count(severity: [low, medium]) }
+			messages(subscriberId: "sev", channel: in_app, severity: [none], limit: 100) { totalCount data { severity } }
+			inHigh: messages(subscriberId: "sev", severity: [high]) { totalCount }
+		}`, nil)
+		want := map[string]any{
+			"messageCounts": map[string]any{"high": 3.0, "mild": 4.0},
+			"messages":      map[string]any{"totalCount": 4.0, "data": []any{map[string]any{"severity": "none"}, map[string]any{"severity": "none"}, map[string]any{"severity": "none"}, map[string]any{"severity": "none"}}},
+			"inHigh":        map[string]any{"totalCount": 5.0},
+		}
+		if diff := cmp.Diff(want, decode(t, gql.body)["data"]); diff != "" {
+			t.Errorf("GraphQL by severity (-want +got):\n%s\n%s", diff, gql.body)
+		}
+
 		for _, tt := range []struct {
 			query string
 			want  map[string]int

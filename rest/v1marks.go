@@ -25,27 +25,20 @@ import (
 // does not keep: given, it is refused rather than ignored.
 func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 	var body struct {
-		MarkAs         json.RawMessage `json:"markAs"`
+		MarkAs         models.MarkAs   `json:"markAs"`
 		FeedIdentifier json.RawMessage `json:"feedIdentifier"`
 	}
-	raw, err := readJSONBody(w, r)
-	if err == nil {
-		err = decodeStrict(raw, &body, "markAs and feedIdentifier")
-	}
+	err := readStrictObject(w, r, &body, "markAs and feedIdentifier")
 	if err == nil && len(body.FeedIdentifier) > 0 && !bytes.Equal(body.FeedIdentifier, []byte("null")) {
 		err = models.Invalid("feedIdentifier", rawValue(body.FeedIdentifier),
 			"this server keeps no feeds, so it cannot narrow a mark to one (docs/api.md): leave feedIdentifier out to mark every in-app message")
-	}
-	var as models.MarkAs
-	if err == nil {
-		as, err = markAsMember(body.MarkAs)
 	}
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
 	changed, err := s.service.MarkMessagesAs(r.Context(),
-		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), Channel: &inAppChannel}, as)
+		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), Channel: &inAppChannel}, body.MarkAs)
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
@@ -65,26 +58,19 @@ func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 func (s *Server) markMessagesAs(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		MessageID json.RawMessage `json:"messageId"`
-		MarkAs    json.RawMessage `json:"markAs"`
-	}
-	raw, err := readJSONBody(w, r)
-	if err == nil {
-		err = decodeStrict(raw, &body, "messageId and markAs")
+		MarkAs    models.MarkAs   `json:"markAs"`
 	}
 	var ids []string
+	err := readStrictObject(w, r, &body, "messageId and markAs")
 	if err == nil {
 		ids, err = messageIDsMember(body.MessageID)
-	}
-	var as models.MarkAs
-	if err == nil {
-		as, err = markAsMember(body.MarkAs)
 	}
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return
 	}
 	changed, err := s.service.MarkMessagesAs(r.Context(),
-		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), MessageIDs: ids}, as)
+		models.StateTarget{SubscriberID: r.PathValue("subscriberId"), MessageIDs: ids}, body.MarkAs)
 	s.writeMarked(w, r, changed, err)
 }
 
@@ -101,11 +87,8 @@ func (s *Server) markMessagesByMark(w http.ResponseWriter, r *http.Request) {
 			Read *bool `json:"read"`
 		} `json:"mark"`
 	}
-	raw, err := readJSONBody(w, r)
-	if err == nil {
-		err = decodeStrict(raw, &body, "messageId and mark (seen and read)")
-	}
 	var ids []string
+	err := readStrictObject(w, r, &body, "messageId and mark (seen and read)")
 	if err == nil {
 		ids, err = messageIDsMember(body.MessageID)
 	}
@@ -144,17 +127,14 @@ func (s *Server) writeMarked(w http.ResponseWriter, r *http.Request, changed *mo
 	writeEncoded(w, http.StatusCreated, append(out, ']'))
 }
 
-// markAsMember reads markAs, which must be a string; the service refuses one it does
-// not know.
-func markAsMember(raw json.RawMessage) (models.MarkAs, error) {
-	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return "", nil
+// readStrictObject reads a body that must be one JSON object of the members v takes
+// (fields names them for the refusal of any other), as readJSONBody and decodeStrict.
+func readStrictObject(w http.ResponseWriter, r *http.Request, v any, fields string) error {
+	raw, err := readJSONBody(w, r)
+	if err != nil {
+		return err
 	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
-		return "", models.Invalid("markAs", rawValue(raw), "markAs must be one of read, seen, unread, unseen")
-	}
-	return models.MarkAs(v), nil
+	return decodeStrict(raw, v, fields)
 }
 
 // messageIDsMember reads messageId: one id, or a non-empty array of them.
