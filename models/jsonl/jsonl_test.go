@@ -674,6 +674,9 @@ func TestImportSeverity(t *testing.T) {
 			t.Errorf("messages by severity (-want +got):\n%s", diff)
 		}
 		exported := dbtest.Export(t, s, importRecord(t, 1)["_environmentId"].(string))
+		if n := bytes.Count(exported, []byte(`"severity":"medium"`)); n < 2+4 {
+			t.Errorf("the export holds %d severities medium, want the two messages' and each record's template's", n)
+		}
 		fresh := dbtest.Open(t, s.Dialect())
 		if _, err := jsonl.Import(ctx, fresh, bytes.NewReader(exported), nil); err != nil {
 			t.Fatal(err)
