@@ -43,6 +43,10 @@ type Change struct {
 	Position Position
 	// Created is true while the row has not been changed since it was inserted.
 	Created bool
+	// Deleted is true when the message was deleted: Message then holds only what its
+	// tombstone keeps (id, environment, subscriber, channel), and Position is when it
+	// went.
+	Deleted bool
 }
 
 // ChangeFilter narrows the changes a subscription resumes through to one environment,

@@ -247,7 +247,7 @@ func (f *Feed) start(ctx context.Context) error {
 		if len(ps) < f.o.Batch {
 			break
 		}
-		after = &ps[len(ps)-1]
+		after = &ps[len(ps)-1].Position
 	}
 	close(f.started)
 	return nil
@@ -324,28 +324,35 @@ func (f *Feed) poll(ctx context.Context) error {
 			return err
 		}
 		f.stats.Positions.Add(int64(len(ps)))
-		var fresh []string
+		var fresh, gone []string
 		for _, p := range ps {
 			if _, ok := f.seen[p.Key()]; !ok {
-				fresh = append(fresh, p.ID)
+				if p.Deleted {
+					gone = append(gone, p.ID)
+				} else {
+					fresh = append(fresh, p.ID)
+				}
 			}
 		}
-		if len(fresh) > 0 {
+		if len(fresh)+len(gone) > 0 {
 			f.busy = time.Now()
 		}
-		if err := f.load(ctx, fresh); err != nil {
+		if err := f.load(ctx, fresh, f.store.ChangedMessages); err != nil {
+			return err
+		}
+		if err := f.load(ctx, gone, f.store.DeletedMessages); err != nil {
 			return err
 		}
 		for _, p := range ps {
 			f.seen[p.Key()] = p.At
 			if p.After(f.high) {
-				f.high = p
+				f.high = p.Position
 			}
 		}
 		if len(ps) < f.o.Batch {
 			break
 		}
-		after = &ps[len(ps)-1]
+		after = &ps[len(ps)-1].Position
 	}
 	// The window only moves forward: the keys below it are forgotten next, and a window
 	// moved back (the clock's estimate corrected between two polls) would read them again
@@ -369,13 +376,14 @@ func (f *Feed) poll(ctx context.Context) error {
 // loadChunk bounds the ids of one IN list.
 const loadChunk = 500
 
-// load reads the rows with the given ids as they are now and publishes each change not
-// published yet. A row changed again since its position was read is published once,
-// at its newest position.
-func (f *Feed) load(ctx context.Context, ids []string) error {
+// load reads the rows (or, with store.DeletedMessages, the tombstones) with the given ids
+// as they are now and publishes each change not published yet. A row changed again since
+// its position was read is published once, at its newest position; a row deleted since
+// is not found, and its deletion is published from its tombstone.
+func (f *Feed) load(ctx context.Context, ids []string, read func(context.Context, []string) ([]*models.Change, error)) error {
 	for len(ids) > 0 {
 		n := min(len(ids), loadChunk)
-		changes, err := f.store.ChangedMessages(ctx, ids[:n])
+		changes, err := read(ctx, ids[:n])
 		if err != nil {
 			return err
 		}

@@ -26,16 +26,23 @@ type changeRow struct {
 	ChangedAt models.Stamp
 }
 
-// LatestChange is the newest position in the whole table: where a feed starts when it
-// has nothing to resume. Zero when there are no messages.
+// LatestChange is the newest position in the whole table, a deletion's included: where a
+// feed starts when it has nothing to resume. Zero when nothing was ever written.
 func (s *Store) LatestChange(ctx context.Context) (models.Position, error) {
 	var rows []changeRow
-	err := s.conn(ctx).Table("messages").Select("id, changed_at").
-		Order("changed_at DESC, id DESC").Limit(1).Scan(&rows).Error
+	err := s.conn(ctx).Raw(`SELECT id, changed_at FROM (SELECT id, changed_at FROM messages ORDER BY changed_at DESC, id DESC LIMIT 1) AS live
+UNION ALL SELECT id, changed_at FROM (SELECT id, deleted_at AS changed_at FROM message_deletions ORDER BY deleted_at DESC, id DESC LIMIT 1) AS gone`).
+		Scan(&rows).Error
 	if err != nil || len(rows) == 0 {
 		return models.Position{}, err
 	}
-	return models.Position{At: rows[0].ChangedAt.Time, ID: rows[0].ID}, nil
+	latest := models.Position{At: rows[0].ChangedAt.Time, ID: rows[0].ID}
+	for _, r := range rows[1:] {
+		if p := (models.Position{At: r.ChangedAt.Time, ID: r.ID}); p.After(latest) {
+			latest = p
+		}
+	}
+	return latest, nil
 }
 
 // Wrote is signalled when this process has written messages (a mark, a change of state,
@@ -53,22 +60,42 @@ func (s *Store) noteWrite() {
 	}
 }
 
+// ChangedPosition is a position the poll read: a row's change, or a message's deletion
+// (its tombstone's).
+type ChangedPosition struct {
+	models.Position
+	Deleted bool
+}
+
 // ChangedSince returns up to limit positions of every environment at or after from, and
 // strictly after after when it is set, in changed_at order: the feed's one poll query.
-// It reads only the messages_changed index (changed_at, id).
-func (s *Store) ChangedSince(ctx context.Context, from time.Time, after *models.Position, limit int) ([]models.Position, error) {
-	q := s.conn(ctx).Table("messages").Select("id, changed_at").Where("changed_at >= ?", s.stampArg(from))
+// It reads the messages_changed index (changed_at, id) and the tombstones' by the same
+// order (message_deletions_deleted), each part bounded by limit before they are merged.
+func (s *Store) ChangedSince(ctx context.Context, from time.Time, after *models.Position, limit int) ([]ChangedPosition, error) {
+	live, gone := "changed_at >= ?", "deleted_at >= ?"
+	args := []any{s.stampArg(from)}
 	if after != nil {
 		at := s.stampArg(after.At)
-		q = q.Where("(changed_at > ? OR (changed_at = ? AND id > ?))", at, at, after.ID)
+		live += " AND (changed_at > ? OR (changed_at = ? AND id > ?))"
+		gone += " AND (deleted_at > ? OR (deleted_at = ? AND id > ?))"
+		args = append(args, at, at, after.ID)
 	}
-	var rows []changeRow
-	if err := q.Order("changed_at, id").Limit(limit).Scan(&rows).Error; err != nil {
+	var rows []struct {
+		ID        string
+		ChangedAt models.Stamp
+		Deleted   bool
+	}
+	err := s.conn(ctx).Raw(`SELECT id, changed_at, deleted FROM (SELECT id, changed_at, 0 AS deleted FROM messages WHERE `+live+`
+    ORDER BY changed_at, id LIMIT ?) AS live
+UNION ALL SELECT id, changed_at, deleted FROM (SELECT id, deleted_at AS changed_at, 1 AS deleted FROM message_deletions WHERE `+gone+`
+    ORDER BY deleted_at, id LIMIT ?) AS gone
+ORDER BY changed_at, id LIMIT ?`, slices.Concat(args, []any{limit}, args, []any{limit, limit})...).Scan(&rows).Error
+	if err != nil {
 		return nil, err
 	}
-	out := make([]models.Position, len(rows))
+	out := make([]ChangedPosition, len(rows))
 	for i, r := range rows {
-		out[i] = models.Position{At: r.ChangedAt.Time, ID: r.ID}
+		out[i] = ChangedPosition{Position: models.Position{At: r.ChangedAt.Time, ID: r.ID}, Deleted: r.Deleted}
 	}
 	return out, nil
 }
@@ -148,11 +175,12 @@ func (s *Store) ChangedMessages(ctx context.Context, ids []string) ([]*models.Ch
 }
 
 // MessageChanges returns up to limit changes matching f at or after from and strictly
-// after after, in changed_at order: what a subscription resuming from a cursor missed.
-// It reads the (environment_id, subscriber_id, changed_at, id) or (environment_id,
-// changed_at, id) index.
+// after after, in changed_at order, deletions included: what a subscription resuming
+// from a cursor missed. It reads the (environment_id, subscriber_id, changed_at, id) or
+// (environment_id, changed_at, id) index, and the tombstones' of the same shape.
 func (s *Store) MessageChanges(ctx context.Context, f models.ChangeFilter, from time.Time, after models.Position, limit int) ([]*models.Change, error) {
 	q := s.conn(ctx).Model(&models.Message{}).Where("environment_id = ?", f.EnvironmentID)
+	gone := s.conn(ctx).Model(&MessageDeletion{}).Where("environment_id = ?", f.EnvironmentID)
 	if f.SubscriberID != nil {
 		id, err := s.subscriberInternalID(ctx, f.EnvironmentID, *f.SubscriberID)
 		if errorsIsNotFound(err) {
@@ -162,18 +190,76 @@ func (s *Store) MessageChanges(ctx context.Context, f models.ChangeFilter, from 
 			return nil, err
 		}
 		q = q.Where("subscriber_id = ?", id)
+		gone = gone.Where("subscriber_id = ?", id)
 	}
 	if f.Channel != nil {
 		q = q.Where("channel = ?", string(*f.Channel))
+		gone = gone.Where("channel = ?", string(*f.Channel))
 	}
 	at := s.stampArg(after.At)
 	q = q.Where("changed_at >= ?", s.stampArg(from)).
 		Where("(changed_at > ? OR (changed_at = ? AND id > ?))", at, at, after.ID)
+	gone = gone.Where("deleted_at >= ?", s.stampArg(from)).
+		Where("(deleted_at > ? OR (deleted_at = ? AND id > ?))", at, at, after.ID)
 	var rows []*models.Message
 	if err := q.Order("changed_at, id").Limit(limit).Find(&rows).Error; err != nil {
 		return nil, err
 	}
-	return s.changes(ctx, rows)
+	var tombs []*MessageDeletion
+	if err := gone.Order("deleted_at, id").Limit(limit).Find(&tombs).Error; err != nil {
+		return nil, err
+	}
+	changed, err := s.changes(ctx, rows)
+	if err != nil {
+		return nil, err
+	}
+	deleted, err := s.deletions(ctx, tombs)
+	if err != nil {
+		return nil, err
+	}
+	out := append(changed, deleted...)
+	slices.SortFunc(out, func(a, b *models.Change) int {
+		if c := a.Position.At.Compare(b.Position.At); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Position.ID, b.Position.ID)
+	})
+	if len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// DeletedMessages loads the deletions of the messages with the given ids, of any
+// environment, from their tombstones, in deleted_at order.
+func (s *Store) DeletedMessages(ctx context.Context, ids []string) ([]*models.Change, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var tombs []*MessageDeletion
+	if err := s.conn(ctx).Where("id IN ?", ids).Order("deleted_at, id").Find(&tombs).Error; err != nil {
+		return nil, err
+	}
+	return s.deletions(ctx, tombs)
+}
+
+// deletions turns tombstones into Changes: each message as far as its tombstone knows it
+// (id, environment, channel, subscriber, embedded when it still exists), Deleted.
+func (s *Store) deletions(ctx context.Context, tombs []*MessageDeletion) ([]*models.Change, error) {
+	out := make([]*models.Change, len(tombs))
+	byEnv := map[string][]*models.Message{}
+	for i, t := range tombs {
+		m := &models.Message{ID: t.ID, EnvironmentID: t.EnvironmentID, SubscriberID: t.SubscriberID, Channel: t.Channel, ChangedAt: t.DeletedAt}
+		m.Normalize()
+		byEnv[m.EnvironmentID] = append(byEnv[m.EnvironmentID], m)
+		out[i] = &models.Change{Message: m, Position: models.Position{At: t.DeletedAt.Time, ID: t.ID}, Deleted: true}
+	}
+	for env, msgs := range byEnv {
+		if err := s.embed(ctx, env, msgs, true, false); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // changes turns rows into Changes, embedding subscribers and templates per environment.
