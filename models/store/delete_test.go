@@ -142,7 +142,6 @@ func sameIDs(got []string, want ...string) bool {
 	return slices.Equal(got, want)
 }
 
-
 // A delete by filter removes more than one batch, each its own transaction.
 func TestDeleteByFilterInBatches(t *testing.T) {
 	t.Parallel()
