@@ -168,6 +168,11 @@ type ComplexityRoot struct {
 		Message func(childComplexity int) int
 	}
 
+	MessagesDeleted struct {
+		Deleted func(childComplexity int) int
+		IDs     func(childComplexity int) int
+	}
+
 	MessagesMarked struct {
 		Changed func(childComplexity int) int
 		Done    func(childComplexity int) int
@@ -183,6 +188,7 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
+		DeleteMessages    func(childComplexity int, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) int
 		MarkAllMessages   func(childComplexity int, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) int
 		MarkMessageAction func(childComplexity int, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) int
 		MarkMessages      func(childComplexity int, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) int
@@ -369,6 +375,7 @@ type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
 	MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error)
 	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error)
+	DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*models.Deleted, error)
 	SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error)
 	UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error)
 }
@@ -917,6 +924,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessageEvent.Message(childComplexity), true
 
+	case "MessagesDeleted.deleted":
+		if e.ComplexityRoot.MessagesDeleted.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesDeleted.Deleted(childComplexity), true
+	case "MessagesDeleted.messageIds":
+		if e.ComplexityRoot.MessagesDeleted.IDs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesDeleted.IDs(childComplexity), true
+
 	case "MessagesMarked.changed":
 		if e.ComplexityRoot.MessagesMarked.Changed == nil {
 			break
@@ -967,6 +987,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MessagesPage.TotalCount(childComplexity), true
 
+	case "Mutation.deleteMessages":
+		if e.ComplexityRoot.Mutation.DeleteMessages == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMessages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMessages(childComplexity, args["subscriberId"].(*string), args["messageIds"].([]string), args["transactionId"].(*string), args["channel"].(*models.ChannelType), args["where"].(*models.StateFilter)), true
 	case "Mutation.markAllMessages":
 		if e.ComplexityRoot.Mutation.MarkAllMessages == nil {
 			break
@@ -2050,6 +2081,33 @@ type Mutation {
   ): MessagesMarked!
 
   """
+  Delete messages for good, as the platform's delete does: the ones ` + "`" + `messageIds` + "`" + ` names,
+  or every message of ` + "`" + `transactionId` + "`" + `, or, when neither is given, every one of the
+  subscriber's messages that ` + "`" + `channel` + "`" + ` and ` + "`" + `where` + "`" + ` match ("delete all", "delete all
+  read"). Ids that are unknown, already deleted or another subscriber's are left out of
+  ` + "`" + `messageIds` + "`" + ` of the answer; deleting what is already gone deletes nothing. The counts
+  (` + "`" + `messageCounts` + "`" + `) follow, and ` + "`" + `messageEvents` + "`" + ` sends a ` + "`" + `deleted` + "`" + ` event for each message.
+  A delete of all messages runs in batches of 500, each its own transaction: if it
+  fails midway, calling it again completes it.
+  """
+  deleteMessages(
+    """
+    External id of the subscriber whose messages to delete: required to delete by filter;
+    with ` + "`" + `messageIds` + "`" + ` or ` + "`" + `transactionId` + "`" + `, only that subscriber's are deleted (an API key
+    may leave it out to reach any subscriber's). A session may only name its own.
+    """
+    subscriberId: String
+    "The messages' ` + "`" + `_id` + "`" + `s, at most 100."
+    messageIds: [ID!]
+    "Every message of this transaction (the platform's ` + "`" + `transactionId` + "`" + `)."
+    transactionId: String
+    "Only messages delivered through this channel."
+    channel: ChannelType
+    "Only messages in this state (for example ` + "`" + `{read: true}` + "`" + `); for a delete by filter only."
+    where: MessageStateFilter
+  ): MessagesDeleted!
+
+  """
   Hide a message until ` + "`" + `until` + "`" + `: it is ` + "`" + `snoozed` + "`" + ` until then, when it comes back (within a
   second) as it was. ` + "`" + `until` + "`" + ` must be in the future, at most 90 days ahead.
   """
@@ -2147,7 +2205,7 @@ One change to a message.
 type MessageEvent {
   "Whether the message is new or an existing one changed."
   kind: MessageEventKind!
-  "The message as it is after the change, as the ` + "`" + `messages` + "`" + ` query returns it."
+  "The message as it is after the change, as the ` + "`" + `messages` + "`" + ` query returns it (what is kept of it, when ` + "`" + `deleted` + "`" + `)."
   message: Message!
   "Pass as ` + "`" + `after` + "`" + ` to resume the stream after this event."
   cursor: String!
@@ -2164,6 +2222,20 @@ enum MessageEventKind {
   message written and changed before the client heard of it arrives once, as updated.
   """
   updated
+  """
+  The message was deleted, by this server or any other writer. Its ` + "`" + `message` + "`" + ` holds only
+  what a deletion keeps: ` + "`" + `_id` + "`" + `, ` + "`" + `channel` + "`" + `, ` + "`" + `_environmentId` + "`" + `, ` + "`" + `_subscriberId` + "`" + ` and
+  ` + "`" + `subscriber` + "`" + `; clients remove it by id.
+  """
+  deleted
+}
+
+"What ` + "`" + `deleteMessages` + "`" + ` did by the time it answered."
+type MessagesDeleted {
+  "How many messages it deleted."
+  deleted: Int!
+  "Of the messages named by ` + "`" + `messageIds` + "`" + `, those it deleted."
+  messageIds: [ID!]!
 }
 
 "What ` + "`" + `markAllMessages` + "`" + ` did by the time it answered."
@@ -2959,6 +3031,16 @@ func (ec *executionContext) childFields_MessageEvent(ctx context.Context, field 
 	return nil, fmt.Errorf("no field named %q was found under type MessageEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_MessagesDeleted(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deleted":
+		return ec.fieldContext_MessagesDeleted_deleted(ctx, field)
+	case "messageIds":
+		return ec.fieldContext_MessagesDeleted_messageIds(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MessagesDeleted", field.Name)
+}
+
 func (ec *executionContext) childFields_MessagesMarked(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "changed":
@@ -3432,6 +3514,52 @@ func (ec *executionContext) field_MessageCounts_count_args(ctx context.Context, 
 		return nil, err
 	}
 	args["severity"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMessages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "subscriberId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["subscriberId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "messageIds",
+		func(ctx context.Context, v any) ([]string, error) {
+			return ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["messageIds"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "transactionId",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["transactionId"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "channel",
+		func(ctx context.Context, v any) (*models.ChannelType, error) {
+			return ec.unmarshalOChannelType2ᚖmessagesᚋmodelsᚐChannelType(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["channel"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "where",
+		func(ctx context.Context, v any) (*models.StateFilter, error) {
+			return ec.unmarshalOMessageStateFilter2ᚖmessagesᚋmodelsᚐStateFilter(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["where"] = arg4
 	return args, nil
 }
 
@@ -6013,6 +6141,52 @@ func (ec *executionContext) fieldContext_MessageEvent_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("MessageEvent", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _MessagesDeleted_deleted(ctx context.Context, field graphql.CollectedField, obj *models.Deleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesDeleted_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesDeleted_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _MessagesDeleted_messageIds(ctx context.Context, field graphql.CollectedField, obj *models.Deleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesDeleted_messageIds(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.IDs, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesDeleted_messageIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _MessagesMarked_changed(ctx context.Context, field graphql.CollectedField, obj *model.MessagesMarked) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6332,6 +6506,50 @@ func (ec *executionContext) fieldContext_Mutation_markAllMessages(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_markAllMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMessages(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMessages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMessages(ctx, fc.Args["subscriberId"].(*string), fc.Args["messageIds"].([]string), fc.Args["transactionId"].(*string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *models.Deleted) graphql.Marshaler {
+			return ec.marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMessages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MessagesDeleted(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMessages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11709,6 +11927,49 @@ func (ec *executionContext) _MessageEvent(ctx context.Context, sel ast.Selection
 	return out
 }
 
+var messagesDeletedImplementors = []string{"MessagesDeleted"}
+
+func (ec *executionContext) _MessagesDeleted(ctx context.Context, sel ast.SelectionSet, obj *models.Deleted) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, messagesDeletedImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MessagesDeleted")
+		case "deleted":
+			out.Values[i] = ec._MessagesDeleted_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "messageIds":
+			out.Values[i] = ec._MessagesDeleted_messageIds(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var messagesMarkedImplementors = []string{"MessagesMarked"}
 
 func (ec *executionContext) _MessagesMarked(ctx context.Context, sel ast.SelectionSet, obj *model.MessagesMarked) graphql.Marshaler {
@@ -11852,6 +12113,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "markAllMessages":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_markAllMessages(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMessages":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMessages(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -13726,6 +13994,16 @@ func (ec *executionContext) marshalNMessageEventKind2messagesᚋgraphᚋmodelᚐ
 	return v
 }
 
+func (ec *executionContext) marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx context.Context, sel ast.SelectionSet, v *models.Deleted) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MessagesDeleted(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx context.Context, sel ast.SelectionSet, v *model.MessagesMarked) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -14182,6 +14460,41 @@ func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel as
 	_ = sel
 	res := graphql.MarshalFloatContext(*v)
 	return graphql.WrapContextMarshaler(ctx, res)
+}
+
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -65,6 +65,8 @@ func listPlanMutation(oc *graphql.OperationContext, set ast.SelectionSet) map[st
 			return listPlan_Message(oc, f.Selections)
 		case "markAllMessages":
 			return listPlan_MessagesMarked(oc, f.Selections)
+		case "deleteMessages":
+			return listPlan_MessagesDeleted(oc, f.Selections)
 		case "snoozeMessage":
 			return listPlan_Message(oc, f.Selections)
 		case "unsnoozeMessage":
@@ -87,6 +89,9 @@ func (ec *executionContext) listMutation(ctx context.Context, w *listWriter, nam
 	case "markAllMessages":
 		v, ok := res.(*model.MessagesMarked)
 		return ok && ec.listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx, w, sel, v)
+	case "deleteMessages":
+		v, ok := res.(*models.Deleted)
+		return ok && ec.listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx, w, sel, v)
 	case "snoozeMessage":
 		v, ok := res.(*models.Message)
 		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
@@ -2264,6 +2269,44 @@ func (ec *executionContext) listObject_MessagesMarked(ctx context.Context, w *li
 	return true
 }
 
+// listPlan_MessagesDeleted numbers the fields set selects of a MessagesDeleted.
+func listPlan_MessagesDeleted(oc *graphql.OperationContext, set ast.SelectionSet) (*listSelection, bool) {
+	return planSelection(oc, set, []string{"MessagesDeleted"}, func(f graphql.CollectedField) (int, *listSelection, bool) {
+		switch f.Name {
+		case "__typename":
+			return 0, nil, true
+		case "deleted":
+			return 1, nil, true
+		case "messageIds":
+			return 2, nil, true
+		}
+		return 0, nil, false
+	})
+}
+
+// listObject_MessagesDeleted appends the fields sel selects of obj. The value of every
+// optional field passes emptyText, as it passes emptyAsNull in gqlgen's executor.
+func (ec *executionContext) listObject_MessagesDeleted(ctx context.Context, w *listWriter, sel *listSelection, obj *models.Deleted) bool {
+	w.b = append(w.b, '{')
+	for _, f := range sel.fields {
+		w.b = append(w.b, f.key...)
+		switch f.field {
+		case 0: // __typename
+			w.b = append(w.b, "\"MessagesDeleted\""...)
+		case 1: // deleted
+			if !ec.listValue_NInt2int(ctx, w, f.sub, obj.Deleted) {
+				return false
+			}
+		case 2: // messageIds
+			if !ec.listValue_NID2ᚕstringᚄ(ctx, w, f.sub, obj.IDs) {
+				return false
+			}
+		}
+	}
+	w.b = append(w.b, '}')
+	return true
+}
+
 // listValue_NInt2int writes what marshalNInt2int writes.
 func (ec *executionContext) listValue_NInt2int(ctx context.Context, w *listWriter, sel *listSelection, v int) bool {
 	var ok bool
@@ -2856,4 +2899,27 @@ func (ec *executionContext) listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmode
 		return false
 	}
 	return ec.listObject_MessagesMarked(ctx, w, sel, v)
+}
+
+// listValue_NID2ᚕstringᚄ writes what marshalNID2ᚕstringᚄ writes.
+func (ec *executionContext) listValue_NID2ᚕstringᚄ(ctx context.Context, w *listWriter, sel *listSelection, v []string) bool {
+	w.b = append(w.b, '[')
+	for i := range v {
+		if i > 0 {
+			w.b = append(w.b, ',')
+		}
+		if !ec.listValue_NID2string(ctx, w, sel, v[i]) {
+			return false
+		}
+	}
+	w.b = append(w.b, ']')
+	return true
+}
+
+// listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted writes what marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted writes.
+func (ec *executionContext) listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx context.Context, w *listWriter, sel *listSelection, v *models.Deleted) bool {
+	if v == nil {
+		return false
+	}
+	return ec.listObject_MessagesDeleted(ctx, w, sel, v)
 }

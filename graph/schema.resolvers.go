@@ -50,6 +50,9 @@ func (r *messageCountsResolver) Count(ctx context.Context, obj *models.Counts, r
 
 // Kind is the resolver for the kind field.
 func (r *messageEventResolver) Kind(ctx context.Context, obj *changefeed.Event) (model.MessageEventKind, error) {
+	if obj.Change != nil && obj.Change.Deleted {
+		return model.MessageEventKindDeleted, nil
+	}
 	if obj.Change != nil && !obj.Change.Created {
 		return model.MessageEventKindUpdated, nil
 	}
@@ -102,6 +105,26 @@ func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID str
 		out.JobID = &changed.JobID
 	}
 	return out, nil
+}
+
+// DeleteMessages is the resolver for the deleteMessages field.
+func (r *mutationResolver) DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*models.Deleted, error) {
+	if messageIds != nil && len(messageIds) == 0 {
+		// No message named, none deleted: not all of them.
+		return &models.Deleted{IDs: []string{}}, nil
+	}
+	t := models.DeleteTarget{SubscriberID: subscriberID, MessageIDs: messageIds, TransactionID: transactionID, Channel: channel}
+	if where != nil {
+		t.Filter = *where
+	}
+	deleted, err := r.Service.Delete(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if deleted.IDs == nil {
+		deleted.IDs = []string{}
+	}
+	return deleted, nil
 }
 
 // SnoozeMessage is the resolver for the snoozeMessage field.

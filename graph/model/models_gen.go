@@ -42,16 +42,21 @@ const (
 	// The message changed since it was written (its call-to-action was marked, for one). A
 	// message written and changed before the client heard of it arrives once, as updated.
 	MessageEventKindUpdated MessageEventKind = "updated"
+	// The message was deleted, by this server or any other writer. Its `message` holds only
+	// what a deletion keeps: `_id`, `channel`, `_environmentId`, `_subscriberId` and
+	// `subscriber`; clients remove it by id.
+	MessageEventKindDeleted MessageEventKind = "deleted"
 )
 
 var AllMessageEventKind = []MessageEventKind{
 	MessageEventKindCreated,
 	MessageEventKindUpdated,
+	MessageEventKindDeleted,
 }
 
 func (e MessageEventKind) IsValid() bool {
 	switch e {
-	case MessageEventKindCreated, MessageEventKindUpdated:
+	case MessageEventKindCreated, MessageEventKindUpdated, MessageEventKindDeleted:
 		return true
 	}
 	return false
