@@ -21,25 +21,29 @@ const (
 )
 
 // IdempotencyPolicy tells the edge's idempotency guard which /v1 requests take an
-// Idempotency-Key (the marks of named messages) and what identifies one.
+// Idempotency-Key (the marks of named messages and the deletes) and what identifies one.
 type IdempotencyPolicy struct{ routes *http.ServeMux }
 
 // NewIdempotencyPolicy returns the /v1 idempotency policy.
 func NewIdempotencyPolicy() IdempotencyPolicy {
 	routes := http.NewServeMux()
-	for _, pattern := range []string{markActionPattern, markAsPattern, markByMarkPattern} {
+	for _, pattern := range []string{markActionPattern, markAsPattern, markByMarkPattern, deleteMessagePattern, deleteTransactionPattern} {
 		routes.Handle(pattern, http.NotFoundHandler())
 	}
 	return IdempotencyPolicy{routes: routes}
 }
 
-// Fingerprint identifies a mark by its route, method, path segments and body as
-// canonical JSON, so whitespace and key order do not make a retry a different request.
-// Other routes change nothing, so the key does not apply to them.
+// Fingerprint identifies a request that changes messages by its route, method, path
+// segments and body as canonical JSON, so whitespace and key order do not make a retry a
+// different request (a delete's query, its channel, is part of it). Other routes change
+// nothing, so the key does not apply to them.
 func (p IdempotencyPolicy) Fingerprint(r *http.Request, body []byte) (parts []string, applies bool) {
 	_, pattern := p.routes.Handler(r)
-	if pattern == "" {
+	switch pattern {
+	case "":
 		return nil, false
+	case deleteMessagePattern, deleteTransactionPattern:
+		return []string{pattern, r.Method, pathSegments(r.URL), r.URL.RawQuery}, true
 	}
 	return restFingerprint(pattern, r, body), true
 }

@@ -118,7 +118,7 @@ func NewIdempotency(st IdempotencyStore, logger *slog.Logger, now func() time.Ti
 	return &Idempotency{store: st, logger: logger, now: now, opts: o, running: map[runningKey]bool{}}
 }
 
-// Guard applies idempotency keys to the POST requests policy says they apply to;
+// Guard applies idempotency keys to the POST and DELETE requests policy says they apply to;
 // everything else passes through untouched, whatever its headers. It must sit inside
 // Authenticate, which puts the caller's environment in the context. A nil Idempotency
 // ignores keys.
@@ -129,7 +129,7 @@ func (i *Idempotency) Guard(policy IdempotencyPolicy, errs ErrorWriter) Middlewa
 		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			keys := r.Header.Values(IdempotencyKeyHeader)
-			if len(keys) == 0 || r.Method != http.MethodPost {
+			if len(keys) == 0 || r.Method != http.MethodPost && r.Method != http.MethodDelete {
 				next.ServeHTTP(w, r)
 				return
 			}
