@@ -169,8 +169,10 @@ type ComplexityRoot struct {
 	}
 
 	MessagesDeleted struct {
-		Deleted func(childComplexity int) int
-		IDs     func(childComplexity int) int
+		Deleted    func(childComplexity int) int
+		Done       func(childComplexity int) int
+		JobID      func(childComplexity int) int
+		MessageIds func(childComplexity int) int
 	}
 
 	MessagesMarked struct {
@@ -375,7 +377,7 @@ type MutationResolver interface {
 	MarkMessageAction(ctx context.Context, subscriberID string, messageID string, typeArg models.ButtonType, status models.MessageActionStatus, payload models.JSON) (*models.Message, error)
 	MarkMessages(ctx context.Context, subscriberID string, messageIds []string, read *bool, seen *bool, archived *bool) ([]*models.Message, error)
 	MarkAllMessages(ctx context.Context, subscriberID string, channel *models.ChannelType, where *models.StateFilter, transactionID *string, read *bool, seen *bool, archived *bool) (*model.MessagesMarked, error)
-	DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*models.Deleted, error)
+	DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*model.MessagesDeleted, error)
 	SnoozeMessage(ctx context.Context, subscriberID string, messageID string, until models.Time) (*models.Message, error)
 	UnsnoozeMessage(ctx context.Context, subscriberID string, messageID string) (*models.Message, error)
 }
@@ -930,12 +932,24 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MessagesDeleted.Deleted(childComplexity), true
-	case "MessagesDeleted.messageIds":
-		if e.ComplexityRoot.MessagesDeleted.IDs == nil {
+	case "MessagesDeleted.done":
+		if e.ComplexityRoot.MessagesDeleted.Done == nil {
 			break
 		}
 
-		return e.ComplexityRoot.MessagesDeleted.IDs(childComplexity), true
+		return e.ComplexityRoot.MessagesDeleted.Done(childComplexity), true
+	case "MessagesDeleted.jobId":
+		if e.ComplexityRoot.MessagesDeleted.JobID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesDeleted.JobID(childComplexity), true
+	case "MessagesDeleted.messageIds":
+		if e.ComplexityRoot.MessagesDeleted.MessageIds == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MessagesDeleted.MessageIds(childComplexity), true
 
 	case "MessagesMarked.changed":
 		if e.ComplexityRoot.MessagesMarked.Changed == nil {
@@ -2087,8 +2101,11 @@ type Mutation {
   read"). Ids that are unknown, already deleted or another subscriber's are left out of
   ` + "`" + `messageIds` + "`" + ` of the answer; deleting what is already gone deletes nothing. The counts
   (` + "`" + `messageCounts` + "`" + `) follow, and ` + "`" + `messageEvents` + "`" + ` sends a ` + "`" + `deleted` + "`" + ` event for each message.
-  A delete of all messages runs in batches of 500, each its own transaction: if it
-  fails midway, calling it again completes it.
+  A delete by filter runs as ` + "`" + `markAllMessages` + "`" + ` does, in batches of 500, each its own
+  transaction, kept as a job that carries on after the answer (` + "`" + `done: false` + "`" + `) when it
+  is not done shortly before the request's deadline, in line with the subscriber's bulk
+  changes; an error means nothing was deleted. A delete of a transaction runs in batches
+  too: if it fails midway, calling it again completes it.
   """
   deleteMessages(
     """
@@ -2232,10 +2249,18 @@ enum MessageEventKind {
 
 "What ` + "`" + `deleteMessages` + "`" + ` did by the time it answered."
 type MessagesDeleted {
-  "How many messages it deleted."
+  "How many messages it had deleted when it answered: all it deletes when ` + "`" + `done` + "`" + `."
   deleted: Int!
   "Of the messages named by ` + "`" + `messageIds` + "`" + `, those it deleted."
   messageIds: [ID!]!
+  """
+  Whether the delete was complete when it answered. ` + "`" + `false` + "`" + ` (a delete by filter of tens
+  of thousands of messages): it was accepted and carries on after the answer until
+  done, as ` + "`" + `markAllMessages` + "`" + ` does.
+  """
+  done: Boolean!
+  "The job carrying the delete on, when not ` + "`" + `done` + "`" + `."
+  jobId: ID
 }
 
 "What ` + "`" + `markAllMessages` + "`" + ` did by the time it answered."
@@ -3037,6 +3062,10 @@ func (ec *executionContext) childFields_MessagesDeleted(ctx context.Context, fie
 		return ec.fieldContext_MessagesDeleted_deleted(ctx, field)
 	case "messageIds":
 		return ec.fieldContext_MessagesDeleted_messageIds(ctx, field)
+	case "done":
+		return ec.fieldContext_MessagesDeleted_done(ctx, field)
+	case "jobId":
+		return ec.fieldContext_MessagesDeleted_jobId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MessagesDeleted", field.Name)
 }
@@ -6141,7 +6170,7 @@ func (ec *executionContext) fieldContext_MessageEvent_cursor(_ context.Context, 
 	return graphql.NewScalarFieldContext("MessageEvent", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
-func (ec *executionContext) _MessagesDeleted_deleted(ctx context.Context, field graphql.CollectedField, obj *models.Deleted) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessagesDeleted_deleted(ctx context.Context, field graphql.CollectedField, obj *model.MessagesDeleted) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6164,7 +6193,7 @@ func (ec *executionContext) fieldContext_MessagesDeleted_deleted(_ context.Conte
 	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
-func (ec *executionContext) _MessagesDeleted_messageIds(ctx context.Context, field graphql.CollectedField, obj *models.Deleted) (ret graphql.Marshaler) {
+func (ec *executionContext) _MessagesDeleted_messageIds(ctx context.Context, field graphql.CollectedField, obj *model.MessagesDeleted) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -6173,7 +6202,7 @@ func (ec *executionContext) _MessagesDeleted_messageIds(ctx context.Context, fie
 			return ec.fieldContext_MessagesDeleted_messageIds(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return obj.IDs, nil
+			return obj.MessageIds, nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
@@ -6184,6 +6213,52 @@ func (ec *executionContext) _MessagesDeleted_messageIds(ctx context.Context, fie
 	)
 }
 func (ec *executionContext) fieldContext_MessagesDeleted_messageIds(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _MessagesDeleted_done(ctx context.Context, field graphql.CollectedField, obj *model.MessagesDeleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesDeleted_done(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Done, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesDeleted_done(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _MessagesDeleted_jobId(ctx context.Context, field graphql.CollectedField, obj *model.MessagesDeleted) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MessagesDeleted_jobId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JobID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MessagesDeleted_jobId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MessagesDeleted", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
@@ -6525,8 +6600,8 @@ func (ec *executionContext) _Mutation_deleteMessages(ctx context.Context, field 
 			return ec.Resolvers.Mutation().DeleteMessages(ctx, fc.Args["subscriberId"].(*string), fc.Args["messageIds"].([]string), fc.Args["transactionId"].(*string), fc.Args["channel"].(*models.ChannelType), fc.Args["where"].(*models.StateFilter))
 		},
 		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *models.Deleted) graphql.Marshaler {
-			return ec.marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx, selections, v)
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MessagesDeleted) graphql.Marshaler {
+			return ec.marshalNMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted(ctx, selections, v)
 		},
 		true,
 		true,
@@ -11929,7 +12004,7 @@ func (ec *executionContext) _MessageEvent(ctx context.Context, sel ast.Selection
 
 var messagesDeletedImplementors = []string{"MessagesDeleted"}
 
-func (ec *executionContext) _MessagesDeleted(ctx context.Context, sel ast.SelectionSet, obj *models.Deleted) graphql.Marshaler {
+func (ec *executionContext) _MessagesDeleted(ctx context.Context, sel ast.SelectionSet, obj *model.MessagesDeleted) graphql.Marshaler {
 	fields := graphql.CollectFields(ec.OperationContext, sel, messagesDeletedImplementors)
 
 	out := graphql.NewFieldSet(fields)
@@ -11947,6 +12022,16 @@ func (ec *executionContext) _MessagesDeleted(ctx context.Context, sel ast.Select
 		case "messageIds":
 			out.Values[i] = ec._MessagesDeleted_messageIds(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "done":
+			out.Values[i] = ec._MessagesDeleted_done(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jobId":
+			out.Values[i] = ec._MessagesDeleted_jobId(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -13994,7 +14079,7 @@ func (ec *executionContext) marshalNMessageEventKind2messagesᚋgraphᚋmodelᚐ
 	return v
 }
 
-func (ec *executionContext) marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx context.Context, sel ast.SelectionSet, v *models.Deleted) graphql.Marshaler {
+func (ec *executionContext) marshalNMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted(ctx context.Context, sel ast.SelectionSet, v *model.MessagesDeleted) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")

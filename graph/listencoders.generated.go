@@ -90,8 +90,8 @@ func (ec *executionContext) listMutation(ctx context.Context, w *listWriter, nam
 		v, ok := res.(*model.MessagesMarked)
 		return ok && ec.listValue_NMessagesMarked2ᚖmessagesᚋgraphᚋmodelᚐMessagesMarked(ctx, w, sel, v)
 	case "deleteMessages":
-		v, ok := res.(*models.Deleted)
-		return ok && ec.listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx, w, sel, v)
+		v, ok := res.(*model.MessagesDeleted)
+		return ok && ec.listValue_NMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted(ctx, w, sel, v)
 	case "snoozeMessage":
 		v, ok := res.(*models.Message)
 		return ok && ec.listValue_NMessage2ᚖmessagesᚋmodelsᚐMessage(ctx, w, sel, v)
@@ -2279,6 +2279,10 @@ func listPlan_MessagesDeleted(oc *graphql.OperationContext, set ast.SelectionSet
 			return 1, nil, true
 		case "messageIds":
 			return 2, nil, true
+		case "done":
+			return 3, nil, true
+		case "jobId":
+			return 4, nil, true
 		}
 		return 0, nil, false
 	})
@@ -2286,7 +2290,7 @@ func listPlan_MessagesDeleted(oc *graphql.OperationContext, set ast.SelectionSet
 
 // listObject_MessagesDeleted appends the fields sel selects of obj. The value of every
 // optional field passes emptyText, as it passes emptyAsNull in gqlgen's executor.
-func (ec *executionContext) listObject_MessagesDeleted(ctx context.Context, w *listWriter, sel *listSelection, obj *models.Deleted) bool {
+func (ec *executionContext) listObject_MessagesDeleted(ctx context.Context, w *listWriter, sel *listSelection, obj *model.MessagesDeleted) bool {
 	w.b = append(w.b, '{')
 	for _, f := range sel.fields {
 		w.b = append(w.b, f.key...)
@@ -2298,7 +2302,17 @@ func (ec *executionContext) listObject_MessagesDeleted(ctx context.Context, w *l
 				return false
 			}
 		case 2: // messageIds
-			if !ec.listValue_NID2ᚕstringᚄ(ctx, w, f.sub, obj.IDs) {
+			if !ec.listValue_NID2ᚕstringᚄ(ctx, w, f.sub, obj.MessageIds) {
+				return false
+			}
+		case 3: // done
+			if !ec.listValue_NBoolean2bool(ctx, w, f.sub, obj.Done) {
+				return false
+			}
+		case 4: // jobId
+			if emptyText(obj.JobID) {
+				w.b = append(w.b, "null"...)
+			} else if !ec.listValue_OID2ᚖstring(ctx, w, f.sub, obj.JobID) {
 				return false
 			}
 		}
@@ -2916,8 +2930,8 @@ func (ec *executionContext) listValue_NID2ᚕstringᚄ(ctx context.Context, w *l
 	return true
 }
 
-// listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted writes what marshalNMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted writes.
-func (ec *executionContext) listValue_NMessagesDeleted2ᚖmessagesᚋmodelsᚐDeleted(ctx context.Context, w *listWriter, sel *listSelection, v *models.Deleted) bool {
+// listValue_NMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted writes what marshalNMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted writes.
+func (ec *executionContext) listValue_NMessagesDeleted2ᚖmessagesᚋgraphᚋmodelᚐMessagesDeleted(ctx context.Context, w *listWriter, sel *listSelection, v *model.MessagesDeleted) bool {
 	if v == nil {
 		return false
 	}

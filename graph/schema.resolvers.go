@@ -108,10 +108,10 @@ func (r *mutationResolver) MarkAllMessages(ctx context.Context, subscriberID str
 }
 
 // DeleteMessages is the resolver for the deleteMessages field.
-func (r *mutationResolver) DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*models.Deleted, error) {
+func (r *mutationResolver) DeleteMessages(ctx context.Context, subscriberID *string, messageIds []string, transactionID *string, channel *models.ChannelType, where *models.StateFilter) (*model.MessagesDeleted, error) {
 	if messageIds != nil && len(messageIds) == 0 {
 		// No message named, none deleted: not all of them.
-		return &models.Deleted{IDs: []string{}}, nil
+		return &model.MessagesDeleted{MessageIds: []string{}, Done: true}, nil
 	}
 	t := models.DeleteTarget{SubscriberID: subscriberID, MessageIDs: messageIds, TransactionID: transactionID, Channel: channel}
 	if where != nil {
@@ -121,10 +121,14 @@ func (r *mutationResolver) DeleteMessages(ctx context.Context, subscriberID *str
 	if err != nil {
 		return nil, err
 	}
-	if deleted.IDs == nil {
-		deleted.IDs = []string{}
+	out := &model.MessagesDeleted{Deleted: deleted.Deleted, MessageIds: deleted.IDs, Done: deleted.Done()}
+	if out.MessageIds == nil {
+		out.MessageIds = []string{}
 	}
-	return deleted, nil
+	if !deleted.Done() {
+		out.JobID = &deleted.JobID
+	}
+	return out, nil
 }
 
 // SnoozeMessage is the resolver for the snoozeMessage field.

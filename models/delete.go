@@ -28,11 +28,11 @@ const MaxDeleteMessageIDs = MaxStateMessageIDs
 // Deleted is what a delete did: how many messages it removed, and which of the named
 // ones (those that did not exist, or were not the caller's to delete, are left out).
 type Deleted struct {
-	Deleted int      `json:"deleted"`
-	IDs     []string `json:"messageIds"`
+	Deleted int
+	IDs     []string
 	// JobID is set when a delete by filter was accepted but not finished by the answer:
 	// it carries on, as the job of that id, until done.
-	JobID string `json:"jobId,omitempty"`
+	JobID string
 }
 
 // Done reports whether the delete was complete when answered.

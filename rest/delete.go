@@ -101,7 +101,9 @@ func (s *Server) inboxDelete(w http.ResponseWriter, r *http.Request) {
 // inboxDeleteAll serves POST /v1/inbox/notifications/delete: every in-app message of the
 // session's subscriber that the body's tags filter matches (all of them without one),
 // with the filters of the other bulk calls and their refusals. The answer says how many
-// it deleted: {"data": {"deleted": n}}.
+// it deleted: 200 {"data": {"deleted": n}}; or, for a delete not done shortly before the
+// request's deadline, 202 {"data": {"deleted": n, "jobId": id}}: accepted, n deleted so
+// far, the rest carried on until done, as the other bulk calls are.
 func (s *Server) inboxDeleteAll(w http.ResponseWriter, r *http.Request) {
 	caller, err := inboxCaller(r)
 	if err != nil {
@@ -119,9 +121,14 @@ func (s *Server) inboxDeleteAll(w http.ResponseWriter, r *http.Request) {
 		s.errors.WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, envelope{struct {
-		Deleted int `json:"deleted"`
-	}{deleted.Deleted}})
+	status := http.StatusOK
+	if !deleted.Done() {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, envelope{struct {
+		Deleted int    `json:"deleted"`
+		JobID   string `json:"jobId,omitempty"`
+	}{deleted.Deleted, deleted.JobID}})
 }
 
 // noQuery refuses any query parameter of a route that takes none.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.IntFlag{Name: "max-unauthenticated-connections", Usage: "connections, all addresses together, on which nothing was authenticated yet; more are answered 503 and closed (0: unbounded)", Value: edge.DefaultMaxUnauthenticatedConnections, Sources: cli.EnvVars("MAX_UNAUTHENTICATED_CONNECTIONS")},
 			&cli.IntFlag{Name: "response-budget", Usage: "bytes one request or GraphQL operation may hold in the records it reads and the response it writes; past it the client is told to ask for less (422, RESPONSE_TOO_LARGE)", Value: models.DefaultRequestBudget, Sources: cli.EnvVars("RESPONSE_BUDGET")},
 			&cli.IntFlag{Name: "response-budget-total", Usage: "bytes every request in flight may hold together; past it requests are refused with 503 until others finish (0: unbounded)", Value: models.DefaultBudgetPool, Sources: cli.EnvVars("RESPONSE_BUDGET_TOTAL")},
-			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from", Value: service.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
+			&cli.DurationFlag{Name: "events-retention", Usage: "how old a messageEvents cursor may be to resume from, and how long the tombstones of deleted messages are kept (a resumed stream and import read them)", Value: service.DefaultEventRetention, Sources: cli.EnvVars("EVENTS_RETENTION")},
 			&cli.DurationFlag{Name: "bulk-job-lease", Usage: "how long an instance holds a bulk change it carries on past its request without renewing it (each batch renews it): how late another instance takes on the change of one that died", Value: service.DefaultStateJobLease, Sources: cli.EnvVars("BULK_JOB_LEASE")},
 			&cli.DurationFlag{Name: "idempotency-ttl", Usage: "how long idempotency keys and their responses are kept", Value: edge.DefaultIdempotencyOptions.TTL, Sources: cli.EnvVars("IDEMPOTENCY_TTL")},
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
@@ -210,6 +211,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	defer st.Close()
 	go st.SweepSnoozes(ctx, time.Second)
+	go st.SweepDeletions(ctx, time.Minute, cmp.Or(o.eventRetention, service.DefaultEventRetention))
 	if err := useReplicas(st, o.replicas, logger); err != nil {
 		return errors.Join(err, l.shutdown())
 	}

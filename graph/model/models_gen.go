@@ -9,6 +9,20 @@ import (
 	"strconv"
 )
 
+// What `deleteMessages` did by the time it answered.
+type MessagesDeleted struct {
+	// How many messages it had deleted when it answered: all it deletes when `done`.
+	Deleted int `json:"deleted"`
+	// Of the messages named by `messageIds`, those it deleted.
+	MessageIds []string `json:"messageIds"`
+	// Whether the delete was complete when it answered. `false` (a delete by filter of tens
+	// of thousands of messages): it was accepted and carries on after the answer until
+	// done, as `markAllMessages` does.
+	Done bool `json:"done"`
+	// The job carrying the delete on, when not `done`.
+	JobID *string `json:"jobId,omitempty"`
+}
+
 // What `markAllMessages` did by the time it answered.
 type MessagesMarked struct {
 	// How many messages it had changed when it answered: all it changes when `done`.

@@ -13,7 +13,9 @@ import (
 // a session only its own subscriber's: another's named messages do not exist for it,
 // and a transaction or filter of another subscriber is forbidden. Deleting what is
 // already gone deletes nothing and is no error; the transports answer it as the platform
-// does.
+// does. A delete by filter runs as a job, as a bulk state change does (statejobs.go):
+// when it is not done shortly before ctx's deadline, the answer says so (JobID) and the
+// delete carries on until done. An error means nothing was deleted.
 func (s *Service) Delete(ctx context.Context, t models.DeleteTarget) (*models.Deleted, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -44,6 +46,7 @@ func (s *Service) Delete(ctx context.Context, t models.DeleteTarget) (*models.De
 			return &models.Deleted{}, nil
 		}
 		t.TemplateIDs = templates
+		return s.deleteAll(ctx, caller.EnvironmentID, t)
 	}
 	return s.store.DeleteMessages(ctx, caller.EnvironmentID, t)
 }

@@ -227,23 +227,45 @@ func (s *Service) changeAll(ctx context.Context, environmentID string, t models.
 		// Nothing was written: the change is not accepted.
 		return nil, err
 	}
+	changed, jobID := s.await(ctx, job, claimed)
+	return &models.StateChanged{Changed: changed, JobID: jobID}, nil
+}
+
+// deleteAll deletes every one of t's messages as a job, as changeAll changes them.
+func (s *Service) deleteAll(ctx context.Context, environmentID string, t models.DeleteTarget) (*models.Deleted, error) {
+	job, claimed, err := s.store.CreateDeleteJob(ctx, environmentID, t, s.jobs.owner, s.jobs.o.Lease)
+	if err != nil {
+		return nil, err
+	}
+	deleted, jobID := s.await(ctx, job, claimed)
+	return &models.Deleted{Deleted: deleted, JobID: jobID}, nil
+}
+
+// await runs the job created for a request when it was claimed, and waits for it until
+// shortly before ctx's deadline: it answers how many messages the job wrote by then and,
+// when it was not done, its id, for it carries on (or waits for the subscriber's earlier
+// jobs) after the answer.
+func (s *Service) await(ctx context.Context, job *store.StateJob, claimed bool) (written int, jobID string) {
 	if !claimed {
-		return &models.StateChanged{JobID: job.ID}, nil
+		return 0, job.ID
 	}
 	failed := make(chan struct{})
 	run := s.jobs.start(job, func() { close(failed) })
+	if run == nil {
+		return 0, job.ID
+	}
 	answer, stop := answerBy(ctx)
 	defer stop()
 	select {
 	case <-run.done:
 		if run.err == nil {
-			return &models.StateChanged{Changed: int(run.changed.Load())}, nil
+			return int(run.changed.Load()), ""
 		}
 	case <-failed:
 	case <-answer:
 	}
 	// Accepted, and kept: whatever stopped it here, an instance carries it on.
-	return &models.StateChanged{Changed: int(run.changed.Load()), JobID: job.ID}, nil
+	return int(run.changed.Load()), job.ID
 }
 
 // answerBy is a channel closed when a request must stop waiting to answer in time: a

@@ -29,18 +29,20 @@ func (s *Store) DeleteMessages(ctx context.Context, environmentID string, t mode
 	}
 	out := &models.Deleted{}
 	f := deleteFilter(t)
+	after := ""
 	for {
 		var n int
-		var more bool
+		var last string
 		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
 			var err error
-			n, more, err = s.deleteBatch(ctx, environmentID, f)
+			n, last, err = s.deleteBatch(ctx, environmentID, f, after)
 			return err
 		})
 		out.Deleted += n
-		if err != nil || !more {
+		if err != nil || last == "" {
 			return out, err
 		}
+		after = last
 	}
 }
 
@@ -86,20 +88,30 @@ func (s *Store) deleteNamed(ctx context.Context, environmentID string, t models.
 	return out, nil
 }
 
-// deleteBatch deletes at most deleteBatch of the messages f matches, in the transaction
-// ctx carries: their ids first, through the filter's index, then those rows by primary
-// key (MySQL cannot DELETE through a LIMIT subquery of the same table). more reports a
-// full batch, after which more messages may match.
-func (s *Store) deleteBatch(ctx context.Context, environmentID string, f models.ListFilter) (deleted int, more bool, err error) {
+// deleteBatch deletes at most deleteBatch of the messages f matches with an id after
+// after, in the transaction ctx carries: their ids first, through the filter's index,
+// then those rows by primary key (MySQL cannot DELETE through a LIMIT subquery of the
+// same table). last is the batch's greatest id when it was full, after which more
+// messages may match, and empty when none may. The batches go on from the last one's id,
+// as a bulk change's do (changeBatch): InnoDB keeps deleted rows in the index until its
+// purge has run, and a batch read from the start would pass over them.
+func (s *Store) deleteBatch(ctx context.Context, environmentID string, f models.ListFilter, after string) (deleted int, last string, err error) {
+	q := s.filtered(ctx, environmentID, f)
+	if after != "" {
+		q = q.Where("id > ?", after)
+	}
 	var ids []string
-	if err := s.filtered(ctx, environmentID, f).Limit(deleteBatch).Pluck("id", &ids).Error; err != nil {
-		return 0, false, err
+	if err := q.Order("id").Limit(deleteBatch).Pluck("id", &ids).Error; err != nil {
+		return 0, "", err
 	}
 	if len(ids) == 0 {
-		return 0, false, nil
+		return 0, "", nil
 	}
 	res := s.conn(ctx).Exec("DELETE FROM messages WHERE environment_id = ? AND id IN ?", environmentID, ids)
-	return int(res.RowsAffected), len(ids) == deleteBatch, res.Error
+	if len(ids) == deleteBatch {
+		last = ids[len(ids)-1]
+	}
+	return int(res.RowsAffected), last, res.Error
 }
 
 // MessageDeletion is the tombstone a deleted message leaves (message_deletions), kept

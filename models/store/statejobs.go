@@ -50,6 +50,8 @@ type stateJobSpec struct {
 	// TransactionID narrows the change to one transaction's messages.
 	TransactionID string             `json:"transactionId,omitempty"`
 	Change        models.StateChange `json:"change"`
+	// Delete makes the job delete the messages instead of changing them (delete.go).
+	Delete bool `json:"delete,omitempty"`
 	// At is when the change was asked for: the time it stamps (lastReadDate and the
 	// others), however late a batch runs.
 	At models.Time `json:"at"`
@@ -70,19 +72,36 @@ var ErrStateJobInvalid = errors.New("state job: spec does not decode")
 // committed and the subscriber's older jobs are done, so that a subscriber's changes
 // apply in the order they were asked for.
 func (s *Store) CreateStateJob(ctx context.Context, environmentID string, t models.StateTarget, c models.StateChange, owner string, lease time.Duration) (job *StateJob, claimed bool, err error) {
-	spec, err := json.Marshal(stateJobSpec{Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs, TransactionID: t.TransactionID,
-		Change: c, At: models.NewTime(s.Now())})
+	return s.createJob(ctx, environmentID, t.SubscriberID, stateJobSpec{Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs,
+		TransactionID: t.TransactionID, Change: c, At: models.NewTime(s.Now())}, owner, lease)
+}
+
+// CreateDeleteJob keeps the delete of all of the messages of t's subscriber that t's
+// channel, filter and templates match as a job, as CreateStateJob keeps a change: in
+// line with the subscriber's changes, in the order they were asked for.
+func (s *Store) CreateDeleteJob(ctx context.Context, environmentID string, t models.DeleteTarget, owner string, lease time.Duration) (job *StateJob, claimed bool, err error) {
+	if t.SubscriberID == nil || !t.ByFilter() {
+		return nil, false, errors.New("state job: a delete job takes a subscriber's messages by filter")
+	}
+	return s.createJob(ctx, environmentID, *t.SubscriberID,
+		stateJobSpec{Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs, Delete: true, At: models.NewTime(s.Now())}, owner, lease)
+}
+
+// createJob keeps spec as a job of the subscriber (external id), claimed for owner when
+// it may run at once (see CreateStateJob).
+func (s *Store) createJob(ctx context.Context, environmentID, subscriberID string, spec stateJobSpec, owner string, lease time.Duration) (job *StateJob, claimed bool, err error) {
+	text, err := json.Marshal(spec)
 	if err != nil {
 		return nil, false, err
 	}
-	job = &StateJob{ID: models.NewID(s.Now()), EnvironmentID: environmentID, SubscriberID: t.SubscriberID, Spec: string(spec)}
+	job = &StateJob{ID: models.NewID(s.Now()), EnvironmentID: environmentID, SubscriberID: subscriberID, Spec: string(text)}
 	detached := !inTx(ctx)
 	err = s.RetryTransaction(ctx, func(ctx context.Context) error {
 		claimed = false
 		tx := s.conn(ctx)
 		if detached {
 			var waiting int64
-			if err := tx.Model(&StateJob{}).Where("environment_id = ? AND subscriber_id = ?", environmentID, t.SubscriberID).
+			if err := tx.Model(&StateJob{}).Where("environment_id = ? AND subscriber_id = ?", environmentID, subscriberID).
 				Count(&waiting).Error; err != nil {
 				return err
 			}
@@ -90,10 +109,10 @@ func (s *Store) CreateStateJob(ctx context.Context, environmentID string, t mode
 		}
 		if !claimed {
 			return tx.Exec("INSERT INTO state_jobs (id, environment_id, subscriber_id, spec) VALUES (?, ?, ?, ?)",
-				job.ID, environmentID, t.SubscriberID, job.Spec).Error
+				job.ID, environmentID, subscriberID, job.Spec).Error
 		}
 		return tx.Exec("INSERT INTO state_jobs (id, environment_id, subscriber_id, spec, attempts, owner, lease_until) VALUES (?, ?, ?, ?, 1, ?, "+s.nowSQL(lease)+")",
-			job.ID, environmentID, t.SubscriberID, job.Spec, owner).Error
+			job.ID, environmentID, subscriberID, job.Spec, owner).Error
 	})
 	if err != nil {
 		return nil, false, err
@@ -162,7 +181,13 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 				return ErrStateJobLost
 			}
 			var err error
-			if changed, last, err = s.changeBatch(ctx, job.EnvironmentID, t, set, args, spec.Change, after); err != nil {
+			if spec.Delete {
+				changed, last, err = s.deleteBatch(ctx, job.EnvironmentID, deleteFilter(models.DeleteTarget{SubscriberID: &t.SubscriberID,
+					Channel: t.Channel, Filter: t.Filter, TemplateIDs: t.TemplateIDs}), after)
+			} else {
+				changed, last, err = s.changeBatch(ctx, job.EnvironmentID, t, set, args, spec.Change, after)
+			}
+			if err != nil {
 				return err
 			}
 			if last == "" {
