@@ -130,3 +130,43 @@ func mutation(args, selection string) string {
 	}
 	return "mutation" + vars + " { deleteMessages(" + args + ") { " + selection + " } }"
 }
+
+// A messagesConnection cursor naming a message deleted since pages on from where it was.
+func TestConnectionCursorAfterDelete(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newGraphFixture(t, s)
+		endpoint := serve(t, newHandler(s, discard, defaults), f.a)
+		type conn struct {
+			MessagesConnection struct {
+				PageInfo struct{ EndCursor string }
+				Edges    []struct {
+					Node struct {
+						ID string `json:"_id"`
+					}
+				}
+			}
+		}
+		page := func(after *string) conn {
+			t.Helper()
+			var got conn
+			decode(t, post(t, endpoint, `query($after: String) { messagesConnection(subscriberId: "sub-alice", first: 2, after: $after) { pageInfo { endCursor } edges { node { _id } } } }`,
+				map[string]any{"after": after}), &got)
+			return got
+		}
+		first := page(nil)
+		last := first.MessagesConnection.Edges[1].Node.ID // g9: alice has g11, g9, g7, ...
+		var out struct{ DeleteMessages deleted }
+		decode(t, post(t, endpoint, mutation(`messageIds: $ids`, "deleted"), map[string]any{"ids": []string{last}}), &out)
+		if out.DeleteMessages.Deleted != 1 {
+			t.Fatalf("delete of %s: %+v", f.names[last], out.DeleteMessages)
+		}
+		next := page(&first.MessagesConnection.PageInfo.EndCursor)
+		var names []string
+		for _, e := range next.MessagesConnection.Edges {
+			names = append(names, f.names[e.Node.ID])
+		}
+		if diff := cmp.Diff([]string{"g7", "g5"}, names); diff != "" {
+			t.Fatalf("the page after a deleted message's cursor (-want +got):\n%s", diff)
+		}
+	})
+}

@@ -38,6 +38,7 @@ func TestGaleraOperations(t *testing.T) {
 	t.Run("unsyncedNodePassedOverThenUsedAgain", func(t *testing.T) { galeraUnsyncedNode(t, g, name) })
 	t.Run("importPastTheWriteSetLimit", func(t *testing.T) { galeraImportChunked(t, g, name) })
 	t.Run("inboxStateChangedOnTwoNodes", func(t *testing.T) { galeraInboxState(t, g, name) })
+	t.Run("deletesOnTwoNodes", func(t *testing.T) { galeraDeletes(t, g, name) })
 }
 
 // openOn opens a store through DATABASE_URL url, closed when the test ends.
@@ -268,14 +269,20 @@ func galeraInboxState(t *testing.T, g *dbtest.Galera, name string) {
 	for err := range errs {
 		t.Error(err)
 	}
-	node2 := openOn(t, g.Node(2).URL(name), store.DefaultPool)
+	galeraCountersMatch(t, openOn(t, g.Node(2).URL(name), store.DefaultPool), env, "node 2 has every change and its counters match the messages")
+}
+
+// galeraCountersMatch waits until the environment's counters, read on node, equal COUNT
+// over its messages by subscriber, channel and state, and in total by state.
+func galeraCountersMatch(t *testing.T, node *store.Store, env, what string) {
+	t.Helper()
 	const byState = "(`read` <> 0) + 2 * (seen <> 0) + 4 * (archived <> 0) + 8 * (snoozed_until IS NOT NULL)"
 	read := func(q string) map[string]int64 {
 		var rows []struct {
 			Sub, Channel string
 			State, N     int64
 		}
-		if err := node2.DB().Raw(q, env).Scan(&rows).Error; err != nil {
+		if err := node.DB().Raw(q, env).Scan(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
 		out := map[string]int64{}
@@ -286,11 +293,75 @@ func galeraInboxState(t *testing.T, g *dbtest.Galera, name string) {
 		}
 		return out
 	}
-	eventually(t, 10*time.Second, "node 2 has every change and its counters match the messages", func() bool {
+	eventually(t, 10*time.Second, what, func() bool {
 		counters := read("SELECT subscriber_id AS sub, channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id <> '' AND channel <> '' GROUP BY 1, 2, 3")
 		messages := read("SELECT subscriber_id AS sub, channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 1, 2, 3")
 		totals := read("SELECT '' AS sub, '' AS channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id = '' AND channel = '' GROUP BY 3")
 		wantTotals := read("SELECT '' AS sub, '' AS channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 3")
 		return maps.Equal(counters, messages) && maps.Equal(totals, wantTotals) && len(messages) > 1
 	})
+}
+
+// galeraDeletes deletes from two nodes at once (named messages, transactions, a
+// subscriber's read messages by filter, and plain SQL), beside state changes: on the
+// third node the counters equal COUNT over the messages, and every deleted message left
+// its tombstone.
+func galeraDeletes(t *testing.T, g *dbtest.Galera, name string) {
+	ctx := context.Background()
+	const env = "670000000000000000000014"
+	nodes := []*store.Store{openOn(t, g.Node(1).URL(name), store.DefaultPool), openOn(t, g.Node(3).URL(name), store.DefaultPool)}
+	var rows []struct{ ID, Sub, Txn string }
+	if err := nodes[0].DB().Raw("SELECT m.id, s.subscriber_id AS sub, m.transaction_id AS txn FROM messages m JOIN subscribers s ON s.id = m.subscriber_id WHERE m.environment_id = ? ORDER BY m.id LIMIT 600", env).
+		Scan(&rows).Error; err != nil || len(rows) < 100 {
+		t.Fatalf("messages to delete: %d (%v)", len(rows), err)
+	}
+	var before int64
+	if err := nodes[0].DB().Table("messages").Where("environment_id = ?", env).Count(&before).Error; err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 2)
+	for w, s := range nodes {
+		wg.Go(func() {
+			for i := range 40 {
+				m := rows[(i*11+w*17)%len(rows)]
+				var err error
+				switch i % 5 {
+				case 0, 1:
+					_, err = s.DeleteMessages(ctx, env, models.DeleteTarget{MessageIDs: []string{m.ID, rows[(i*3+w)%len(rows)].ID}})
+				case 2:
+					_, err = s.DeleteMessages(ctx, env, models.DeleteTarget{TransactionID: &m.Txn})
+				case 3:
+					_, err = s.DeleteMessages(ctx, env, models.DeleteTarget{SubscriberID: &m.Sub, Filter: models.StateFilter{Read: models.Bool(true)}})
+				case 4:
+					if w == 0 {
+						_, err = s.ChangeState(ctx, env, models.StateTarget{SubscriberID: m.Sub}, models.StateChange{Read: models.Bool(true)})
+					} else {
+						err = s.DB().Exec("DELETE FROM messages WHERE environment_id = ? AND id = ?", env, m.ID).Error
+					}
+				}
+				if err != nil {
+					errs <- fmt.Errorf("node %d, delete %d: %w", 1+2*w, i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	node2 := openOn(t, g.Node(2).URL(name), store.DefaultPool)
+	galeraCountersMatch(t, node2, env, "node 2 has every delete and its counters match the messages")
+	var after, tombs int64
+	if err := node2.DB().Table("messages").Where("environment_id = ?", env).Count(&after).Error; err != nil {
+		t.Fatal(err)
+	}
+	if err := node2.DB().Table("message_deletions").Where("environment_id = ?", env).Count(&tombs).Error; err != nil {
+		t.Fatal(err)
+	}
+	if after >= before || tombs != before-after {
+		t.Fatalf("%d messages before, %d after, %d tombstones: want one tombstone per deleted message", before, after, tombs)
+	}
 }

@@ -122,7 +122,9 @@ type MessageDeletion struct {
 	// SubscriberID is the subscriber's internal id, as messages.subscriber_id.
 	SubscriberID string
 	Channel      models.ChannelType
-	DeletedAt    models.Stamp `gorm:"->"`
+	// CreatedAt is the message's, its place in the lists.
+	CreatedAt models.Time
+	DeletedAt models.Stamp `gorm:"->"`
 }
 
 // TableName is message_deletions.

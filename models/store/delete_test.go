@@ -325,3 +325,46 @@ func TestDeletionPositions(t *testing.T) {
 		}
 	})
 }
+
+// A page after a message deleted since it was read pages on from where the message was,
+// through its tombstone; a message that never was is not found.
+func TestPageAfterDeletedMessage(t *testing.T) {
+	t.Parallel()
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newCountFixture(t, s, "cursor", "ada")
+		var msgs []*models.Message
+		for range 5 {
+			msgs = append(msgs, f.message("ada", models.ChannelInApp))
+		}
+		f.write(t, store.ConflictFail, msgs...)
+		env, ada := f.tn.Env.ID, "ada"
+		filter := models.ListFilter{SubscriberID: &ada, Channel: &inApp}
+		// Newest first: msgs[4], msgs[3] on the first page; the client's after is msgs[3].
+		if _, err := s.DeleteMessages(ctx, env, models.DeleteTarget{MessageIDs: []string{msgs[3].ID}}); err != nil {
+			t.Fatal(err)
+		}
+		after, err := s.KeysetOfMessage(ctx, env, filter, msgs[3].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		page, err := s.MessagesAfter(ctx, env, filter, after, 10, models.Everything)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range page.Messages {
+			got = append(got, m.ID)
+		}
+		if want := []string{msgs[2].ID, msgs[1].ID, msgs[0].ID}; !slices.Equal(got, want) {
+			t.Fatalf("page after the deleted message: %v, want %v", got, want)
+		}
+		bo := "bo"
+		if _, err := s.KeysetOfMessage(ctx, env, models.ListFilter{SubscriberID: &bo}, msgs[3].ID); err == nil {
+			t.Fatal("another subscriber's deleted message gave a position")
+		}
+		if _, err := s.KeysetOfMessage(ctx, env, filter, models.NewID(time.Now())); err == nil {
+			t.Fatal("a message that never was gave a position")
+		}
+	})
+}

@@ -31,8 +31,8 @@ func (s *Store) ListMessagesFrom(ctx context.Context, environmentID string, f mo
 }
 
 // KeysetOfMessage returns the list position of one of the environment's messages that
-// f's subscriber and channel allow, for a page that starts after it; not found when
-// there is none.
+// f's subscriber and channel allow, for a page that starts after it, from the message's
+// tombstone when it was deleted since; not found when there is neither.
 func (s *Store) KeysetOfMessage(ctx context.Context, environmentID string, f models.ListFilter, id string) (*models.Keyset, error) {
 	if !models.IsID(id) {
 		return nil, errNotFound("message")
@@ -44,6 +44,19 @@ func (s *Store) KeysetOfMessage(ctx context.Context, environmentID string, f mod
 	q := s.filtered(ctx, environmentID, models.ListFilter{SubscriberID: f.SubscriberID, Channel: f.Channel})
 	if err := q.Select("id, created_at").Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
 		return nil, err
+	}
+	if len(rows) == 0 {
+		// Deleted since the client read it: its tombstone keeps its place in the list.
+		gone := s.conn(ctx).Model(&MessageDeletion{}).Where("environment_id = ?", environmentID)
+		if f.SubscriberID != nil {
+			gone = gone.Where(scopedToSubscriber, environmentID, *f.SubscriberID)
+		}
+		if f.Channel != nil {
+			gone = gone.Where("channel = ?", string(*f.Channel))
+		}
+		if err := gone.Select("id, created_at").Where("id = ?", id).Limit(1).Find(&rows).Error; err != nil {
+			return nil, err
+		}
 	}
 	if len(rows) == 0 {
 		return nil, errNotFound("message")

@@ -1,10 +1,11 @@
 -- Deleted messages leave a tombstone: the live event feed reads changes by the row's
 -- changed_at (migration 5), and a deleted row has none left to read. A trigger AFTER
--- DELETE writes the message's id, where it was (environment, subscriber, channel) and
--- when it went, whoever deleted it: this server, or another program's plain SQL DELETE.
+-- DELETE writes the message's id, where it was (environment, subscriber, channel, its
+-- place in the lists: created_at) and when it went, whoever deleted it: this server, or another program's plain SQL DELETE.
 -- The feed polls message_deletions beside messages (models/store/changes.go), so
 -- subscriptions hear of a deletion and the inbox socket recounts; import skips what was
--- deleted after the file it reads was written (models/jsonl).
+-- deleted after the file it reads was written (models/jsonl); and the inbox list's
+-- `after`, a notification id, still pages on from a notification deleted since.
 --
 -- A tombstone is kept for the server's deletion retention (docs/scaling.md, "Deleted
 -- messages"), then purged in batches. A message deleted twice (imported again, deleted
@@ -17,6 +18,7 @@ CREATE TABLE message_deletions (
     environment_id CHAR(24)     NOT NULL,
     subscriber_id  CHAR(24)     NOT NULL,
     channel        VARCHAR(16)  NOT NULL,
+    created_at     DATETIME(3)  NOT NULL,
     deleted_at     TIMESTAMP(6) NOT NULL DEFAULT CURRENT_TIMESTAMP(6),
     PRIMARY KEY (id),
     KEY message_deletions_deleted (deleted_at, id),
@@ -26,10 +28,10 @@ CREATE TABLE message_deletions (
 
 -- +goose StatementBegin
 CREATE TRIGGER messages_tombstone AFTER DELETE ON messages FOR EACH ROW
-INSERT INTO message_deletions (id, environment_id, subscriber_id, channel, deleted_at)
-    VALUES (OLD.id, OLD.environment_id, OLD.subscriber_id, OLD.channel, CURRENT_TIMESTAMP(6))
+INSERT INTO message_deletions (id, environment_id, subscriber_id, channel, created_at, deleted_at)
+    VALUES (OLD.id, OLD.environment_id, OLD.subscriber_id, OLD.channel, OLD.created_at, CURRENT_TIMESTAMP(6))
 ON DUPLICATE KEY UPDATE environment_id = VALUES(environment_id), subscriber_id = VALUES(subscriber_id),
-    channel = VALUES(channel), deleted_at = VALUES(deleted_at);
+    channel = VALUES(channel), created_at = VALUES(created_at), deleted_at = VALUES(deleted_at);
 -- +goose StatementEnd
 
 -- +goose Down

@@ -7,6 +7,7 @@ CREATE TABLE message_deletions (
     environment_id TEXT NOT NULL,
     subscriber_id  TEXT NOT NULL,
     channel        TEXT NOT NULL,
+    created_at     DATETIME NOT NULL,
     deleted_at     TEXT NOT NULL
 );
 CREATE INDEX message_deletions_deleted ON message_deletions (deleted_at, id);
@@ -16,10 +17,10 @@ CREATE INDEX message_deletions_environment_subscriber ON message_deletions (envi
 -- +goose StatementBegin
 CREATE TRIGGER messages_tombstone AFTER DELETE ON messages
 BEGIN
-    INSERT INTO message_deletions (id, environment_id, subscriber_id, channel, deleted_at)
-        VALUES (OLD.id, OLD.environment_id, OLD.subscriber_id, OLD.channel, strftime('%Y-%m-%d %H:%M:%f', 'now'))
+    INSERT INTO message_deletions (id, environment_id, subscriber_id, channel, created_at, deleted_at)
+        VALUES (OLD.id, OLD.environment_id, OLD.subscriber_id, OLD.channel, OLD.created_at, strftime('%Y-%m-%d %H:%M:%f', 'now'))
     ON CONFLICT (id) DO UPDATE SET environment_id = excluded.environment_id, subscriber_id = excluded.subscriber_id,
-        channel = excluded.channel, deleted_at = excluded.deleted_at;
+        channel = excluded.channel, created_at = excluded.created_at, deleted_at = excluded.deleted_at;
 END;
 -- +goose StatementEnd
 
