@@ -260,9 +260,11 @@ func (a *app) importCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "import",
 		Usage: "load messages from JSON Lines (one Message record per line, with subscriber and template); all or nothing, except on a Galera node: every line checked, then committed in chunks, and a run that stopped is completed by running it again",
-		Flags: []cli.Flag{&cli.StringFlag{Name: "file", Usage: "file to read, or - for stdin", Required: true}},
+		Flags: []cli.Flag{&cli.StringFlag{Name: "file", Usage: "file to read, or - for stdin", Required: true},
+			&cli.BoolFlag{Name: "restore-deleted", Usage: "write the file's messages even those deleted after the file was written (by default they stay deleted)"}},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			var r io.Reader = os.Stdin
+			o := jsonl.ImportOptions{RestoreDeleted: cmd.Bool("restore-deleted")}
 			if name := cmd.String("file"); name != "-" {
 				f, err := os.Open(name)
 				if err != nil {
@@ -270,10 +272,16 @@ func (a *app) importCommand() *cli.Command {
 				}
 				defer f.Close()
 				r = f
+				// When the file was last written: what was deleted since stays deleted. A
+				// stream has no such time, so every deletion remembered counts.
+				if info, err := f.Stat(); err == nil {
+					o.WrittenAt = info.ModTime()
+				}
 			}
 			return a.withStore(ctx, cmd, func(s *store.Store) error {
 				p := newProgress(a.stderr, -1, "importing")
-				stats, err := jsonl.Import(ctx, s, r, p.set)
+				o.Progress = p.set
+				stats, err := jsonl.ImportWith(ctx, s, r, o)
 				p.done()
 				if err != nil {
 					return err
@@ -282,6 +290,10 @@ func (a *app) importCommand() *cli.Command {
 					plural(stats.Messages, "message"), plural(stats.Subscribers, "subscriber"),
 					plural(stats.Templates, "template"), plural(stats.Environments, "environment"),
 					plural(stats.Lines, "line"))
+				if stats.Deleted > 0 {
+					fmt.Fprintf(a.stderr, "%s deleted after the file was written stayed deleted (--restore-deleted writes them)\n",
+						plural(stats.Deleted, "message"))
+				}
 				return nil
 			})
 		},

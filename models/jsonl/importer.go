@@ -47,6 +47,10 @@ type importer struct {
 	store *store.Store
 	stats *ImportStats
 	now   time.Time
+	// o says which deleted messages are written again; deleted is how many of the batch
+	// being written were not, added to stats once it is committed.
+	o       ImportOptions
+	deleted int
 	// check runs every check and writes nothing: the first pass of a chunked import.
 	check bool
 	// chunk, when not 0, commits every batch of at most chunk messages and chunkBytes of
@@ -62,8 +66,8 @@ type importer struct {
 	bytes             int // input size of the batch
 }
 
-func newImporter(ctx context.Context, s *store.Store, stats *ImportStats) *importer {
-	return &importer{ctx: ctx, store: s, stats: stats, now: s.Now().UTC(), envs: map[string]string{},
+func newImporter(ctx context.Context, s *store.Store, stats *ImportStats, o ImportOptions) *importer {
+	return &importer{ctx: ctx, store: s, stats: stats, now: s.Now().UTC(), o: o, envs: map[string]string{},
 		subs: map[string]seenRecord{}, tpls: map[string]seenRecord{}, extID: map[string]string{}}
 }
 
@@ -167,6 +171,8 @@ func (imp *importer) flush() error {
 	if imp.chunk > 0 && !imp.check {
 		imp.stats.Committed = imp.stats.Lines
 	}
+	imp.stats.Deleted += imp.deleted
+	imp.deleted = 0
 	imp.psubs.reset()
 	imp.ptpls.reset()
 	imp.msgs.reset()
@@ -195,7 +201,35 @@ func (imp *importer) write(ctx context.Context) error {
 	if imp.check {
 		return nil
 	}
+	if batch.Messages, err = imp.notDeleted(ctx, batch.Messages); err != nil {
+		return err
+	}
 	return imp.store.WriteBatch(ctx, batch, store.ConflictReplace)
+}
+
+// notDeleted leaves out of msgs those deleted since the file was written, unless the
+// import restores them, and notes how many it left out.
+func (imp *importer) notDeleted(ctx context.Context, msgs []*models.Message) ([]*models.Message, error) {
+	imp.deleted = 0
+	if imp.o.RestoreDeleted || len(msgs) == 0 {
+		return msgs, nil
+	}
+	ids := make([]string, len(msgs))
+	for i, m := range msgs {
+		ids[i] = m.ID
+	}
+	gone, err := imp.store.DeletedSince(ctx, ids, imp.o.WrittenAt)
+	if err != nil || len(gone) == 0 {
+		return msgs, err
+	}
+	kept := make([]*models.Message, 0, len(msgs)-len(gone))
+	for _, m := range msgs {
+		if !gone[m.ID] {
+			kept = append(kept, m)
+		}
+	}
+	imp.deleted = len(msgs) - len(kept)
+	return kept, nil
 }
 
 // checkOwners refuses rows whose id the database already holds in another environment:

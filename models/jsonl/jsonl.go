@@ -38,7 +38,9 @@ const (
 // ImportStats counts what an import read: lines (blank ones included), message records,
 // and the distinct subscribers, templates and environments those records carry.
 // Committed is, on a Galera node, how many lines are committed so far (see Import).
-type ImportStats struct{ Lines, Messages, Subscribers, Templates, Environments, Committed int }
+// Deleted is how many of the messages were not written because they were deleted after
+// the file was written (ImportOptions).
+type ImportStats struct{ Lines, Messages, Subscribers, Templates, Environments, Committed, Deleted int }
 
 // rowsPerMessage bounds the rows one message adds to a transaction's write set: its own,
 // its subscriber's and its template's, and the counter rows its trigger writes (4 on
@@ -65,6 +67,25 @@ const rowsPerMessage = 11
 // says so: every row is an upsert by id, so running the same import again completes it
 // and ends in the same state as one uninterrupted run.
 func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(lines int)) (ImportStats, error) {
+	return ImportWith(ctx, s, r, ImportOptions{Progress: progress})
+}
+
+// ImportOptions are Import's settings beyond the reader.
+type ImportOptions struct {
+	// Progress, when set, gets the lines read.
+	Progress func(lines int)
+	// WrittenAt is when the file was written, when known: a message deleted at or after
+	// it (its tombstone, kept for the events retention, says when) is not written again,
+	// so an older file does not bring back what was deleted since. Zero: every deletion
+	// the database remembers counts.
+	WrittenAt time.Time
+	// RestoreDeleted writes the file's messages whether or not they were deleted since.
+	RestoreDeleted bool
+}
+
+// ImportWith is Import with options.
+func ImportWith(ctx context.Context, s *store.Store, r io.Reader, o ImportOptions) (ImportStats, error) {
+	progress := o.Progress
 	var stats ImportStats
 	// One transaction may run far longer than the live event feed looks back: hold the
 	// feed at its start until it ends, so servers announce every message it commits.
@@ -78,7 +99,7 @@ func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(line
 		return stats, err
 	}
 	if limit.Certified {
-		return importChunked(ctx, s, r, progress, limit)
+		return importChunked(ctx, s, r, o, limit)
 	}
 	// A file can be read again from where it started, so its transaction runs again after
 	// losing a conflict with a concurrent writer. A stream cannot: a conflict fails it
@@ -97,7 +118,7 @@ func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(line
 			}
 			stats = ImportStats{}
 		}
-		return readAll(newImporter(ctx, s, &stats), r, progress)
+		return readAll(newImporter(ctx, s, &stats, o), r, progress)
 	})
 	if err != nil {
 		return stats, err
@@ -110,7 +131,8 @@ func Import(ctx context.Context, s *store.Store, r io.Reader, progress func(line
 
 // importChunked is Import on a Galera node: a pass that checks, then a pass that commits
 // chunk by chunk.
-func importChunked(ctx context.Context, s *store.Store, r io.Reader, progress func(lines int), limit store.WriteSetLimit) (ImportStats, error) {
+func importChunked(ctx context.Context, s *store.Store, r io.Reader, o ImportOptions, limit store.WriteSetLimit) (ImportStats, error) {
+	progress := o.Progress
 	var stats ImportStats
 	file, done, err := rewindable(r)
 	if err != nil {
@@ -121,7 +143,7 @@ func importChunked(ctx context.Context, s *store.Store, r io.Reader, progress fu
 	if err != nil {
 		return stats, err
 	}
-	check := newImporter(ctx, s, &stats)
+	check := newImporter(ctx, s, &stats, o)
 	check.check = true
 	if err := readAll(check, file, nil); err != nil {
 		return stats, err
@@ -130,7 +152,7 @@ func importChunked(ctx context.Context, s *store.Store, r io.Reader, progress fu
 		return stats, fmt.Errorf("read import again: %w", err)
 	}
 	stats = ImportStats{}
-	imp := newImporter(ctx, s, &stats)
+	imp := newImporter(ctx, s, &stats, o)
 	imp.chunk, imp.chunkBytes = batchSize, maxBatchBytes
 	if limit.Rows > 0 {
 		imp.chunk = max(1, min(imp.chunk, int(limit.Rows)/rowsPerMessage))

@@ -520,7 +520,7 @@ func TestImportChunked(t *testing.T) {
 		broken := slices.Clone(lines)
 		broken[509] = []byte(`{"_id":"nope"}` + "\n")
 		fresh := dbtest.Open(t, s.Dialect())
-		if _, err := jsonl.ImportChunked(ctx, fresh, bytes.NewReader(bytes.Join(broken, nil)), nil, limit); models.ErrorCode(err) != models.EINVALID {
+		if _, err := jsonl.ImportChunked(ctx, fresh, bytes.NewReader(bytes.Join(broken, nil)), jsonl.ImportOptions{}, limit); models.ErrorCode(err) != models.EINVALID {
 			t.Fatalf("chunked import with a bad line 510: %v, want EINVALID", err)
 		}
 		if diff := cmp.Diff(map[string]int64{"environments": 0, "subscribers": 0, "templates": 0, "messages": 0}, dbtest.RowCounts(t, fresh)); diff != "" {
@@ -530,7 +530,7 @@ func TestImportChunked(t *testing.T) {
 		// The second pass stops at line 300 (a disk failing, the node lost): the chunks
 		// before it stay, and the error says so; running the import again completes it.
 		stopped := &failingSecondRead{ReadSeeker: bytes.NewReader(file), after: len(bytes.Join(lines[:300], nil))}
-		stats, err := jsonl.ImportChunked(ctx, fresh, stopped, nil, limit)
+		stats, err := jsonl.ImportChunked(ctx, fresh, stopped, jsonl.ImportOptions{}, limit)
 		if err == nil || !strings.Contains(err.Error(), "run the same import again") || stats.Committed == 0 || stats.Committed > 300 {
 			t.Fatalf("chunked import stopped at line 300: %v, %d lines committed; want an error saying to run it again, and at most the 300 lines before committed", err, stats.Committed)
 		}
@@ -547,7 +547,7 @@ func TestImportChunked(t *testing.T) {
 			{"stream", io.MultiReader(bytes.NewReader(file))}, // cannot seek: copied first
 			{"fileAgain", bytes.NewReader(file)},
 		} {
-			stats, err := jsonl.ImportChunked(ctx, fresh, from.r, nil, limit)
+			stats, err := jsonl.ImportChunked(ctx, fresh, from.r, jsonl.ImportOptions{}, limit)
 			if err != nil {
 				t.Fatalf("%s: %v", from.name, err)
 			}

@@ -176,15 +176,17 @@ func (s *Store) SweepDeletions(ctx context.Context, interval, retention time.Dur
 	}
 }
 
-// DeletedSince reports which of ids have a tombstone of a deletion at or after since:
-// messages deleted since then, which an import of a file written then skips.
+// DeletedSince reports which of ids have a tombstone of a deletion at or after since (any,
+// when since is zero) and are not stored again: messages deleted since then, which an
+// import of a file written then skips.
 func (s *Store) DeletedSince(ctx context.Context, ids []string, since time.Time) (map[string]bool, error) {
 	out := map[string]bool{}
 	if len(ids) == 0 {
 		return out, nil
 	}
 	var found []string
-	q := s.conn(ctx).Model(&MessageDeletion{}).Where("id IN ?", ids)
+	q := s.conn(ctx).Model(&MessageDeletion{}).Where("id IN ?", ids).
+		Where("NOT EXISTS (SELECT 1 FROM messages WHERE messages.id = message_deletions.id)")
 	if !since.IsZero() {
 		q = q.Where("deleted_at >= ?", s.stampArg(since))
 	}
