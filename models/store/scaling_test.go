@@ -44,11 +44,12 @@ type scatter struct {
 var scatters = []scatter{
 	{"auth", regexp.MustCompile(`where api_keys\.hash = \?`), "an API key is found by its hash before its environment is known"},
 	{"import", regexp.MustCompile(`^select id, environment_id from (subscribers|templates|messages) where id in \(`), "import refuses ids another environment already holds"},
+	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and not exists \(select 1 from messages where messages\.id = message_deletions\.id\)`), "import leaves out the messages deleted since its file was written, found by id"},
 	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together"},
 	{"apikey list", regexp.MustCompile(`^select \* from api_keys order by created_at, id$`), "the admin listing of every key"},
 	{"apikey revoke", regexp.MustCompile(`^update api_keys set revoked_at=\? where id = \? and revoked_at is null$`), "the admin revokes a key by its id"},
-	{"feed", regexp.MustCompile(`^select id, changed_at from messages order by changed_at desc, id desc limit (1|\?)$`), "the change feed starts from the newest change of every environment"},
-	{"feed", regexp.MustCompile(`^select id, changed_at from messages where changed_at >= \?`), "the change feed's poll reads every environment's changes at once, once per interval per instance"},
+	{"feed", regexp.MustCompile(`^select id, changed_at from \(select id, changed_at from messages order by changed_at desc, id desc limit 1\) as live union all select id, changed_at from \(select id, deleted_at as changed_at from message_deletions order by deleted_at desc, id desc limit 1\) as gone$`), "the change feed starts from the newest change or deletion of every environment"},
+	{"feed", regexp.MustCompile(`^select id, changed_at, deleted from \(select id, changed_at, 0 as deleted from messages where changed_at >= \?.* union all select id, changed_at, deleted from \(select id, deleted_at as changed_at, 1 as deleted from message_deletions where deleted_at >= \?`), "the change feed's poll reads every environment's changes and deletions at once, once per interval per instance"},
 	{"feed", regexp.MustCompile(`^select messages\.id, .* from messages left join subscribers s on .* left join templates t on .* where messages\.id in \(.*\)$`), "the change feed loads the changed rows of every environment by id"},
 }
 
