@@ -389,6 +389,17 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 		"idempotency_keys": {"PRIMARY unique (environment_id, idempotency_key)", "idempotency_keys_expires (expires_at)"},
 		"change_holds":     {"PRIMARY unique (id)", "change_holds_started (started_at)"},
 		"message_counts":   {"PRIMARY unique (shard, environment_id, subscriber_id, channel, state)"},
+		"message_deletions": {
+			"PRIMARY unique (id)",
+			"message_deletions_deleted (deleted_at, id)",
+			"message_deletions_environment (environment_id, deleted_at, id)",
+			"message_deletions_environment_subscriber (environment_id, subscriber_id, deleted_at, id)",
+		},
+		"state_jobs": {
+			"PRIMARY unique (id)",
+			"state_jobs_lease (lease_until)",
+			"state_jobs_subscriber (environment_id, subscriber_id, created_at, id)",
+		},
 	}
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		got := map[string][]string{}
