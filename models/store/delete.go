@@ -9,7 +9,7 @@ import (
 
 // Deleting messages is permanent, as the platform's delete is: the rows go, and the
 // database's triggers take their counts back (messages_count_delete) and leave a
-// tombstone (messages_tombstone, migration 12) that the change feed reads as a deletion,
+// tombstone (messages_tombstone, migration 13) that the change feed reads as a deletion,
 // whoever deleted them.
 
 // deleteBatch is how many messages one statement of a delete by filter or transaction

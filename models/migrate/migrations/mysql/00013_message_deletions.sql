@@ -10,7 +10,7 @@
 -- A tombstone is kept for the server's deletion retention (docs/scaling.md, "Deleted
 -- messages"), then purged in batches. A message deleted twice (imported again, deleted
 -- again) keeps one tombstone, of its latest deletion. The message counters need nothing
--- here: messages_count_delete (migration 9) already takes a deleted row's counts back.
+-- here: messages_count_delete (migrations 9 and 12) already takes a deleted row's counts back.
 
 -- +goose Up
 CREATE TABLE message_deletions (
