@@ -3,6 +3,7 @@ package rest
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 
@@ -153,6 +154,10 @@ func messageIDsMember(raw json.RawMessage) ([]string, error) {
 	var ids []string
 	if err := json.Unmarshal(raw, &ids); err != nil || len(ids) == 0 || slices.Contains(ids, "") {
 		return nil, models.Invalid("messageId", rawValue(raw), must)
+	}
+	if len(ids) > models.MaxStateMessageIDs {
+		return nil, models.Invalid("messageId", len(ids),
+			fmt.Sprintf("at most %d messages may be named at once, got %d", models.MaxStateMessageIDs, len(ids)))
 	}
 	return ids, nil
 }

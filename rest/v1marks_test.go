@@ -204,7 +204,7 @@ func TestMarksRefused(t *testing.T) {
 			{"markAs422MessageIdEmpty", "", marksURI("alice", "mark-as"), `{"messageId":"","markAs":"read"}`, 422, "messageId"},
 			{"markAs422MessageIdsEmpty", "", marksURI("alice", "mark-as"), `{"messageId":[],"markAs":"read"}`, 422, "messageId"},
 			{"markAs422MessageIdNumber", "", marksURI("alice", "mark-as"), `{"messageId":[1],"markAs":"read"}`, 422, "messageId"},
-			{"markAs422TooManyIds", "", marksURI("alice", "mark-as"), `{"messageId":[` + strings.Join(many, ",") + `],"markAs":"read"}`, 422, "messageIds"},
+			{"markAs422TooManyIds", "", marksURI("alice", "mark-as"), `{"messageId":[` + strings.Join(many, ",") + `],"markAs":"read"}`, 422, "messageId"},
 			{"markAsOlder422MarkEmpty", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `","mark":{}}`, 422, "mark"},
 			{"markAsOlder422MarkMissing", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `"}`, 422, "mark"},
 			{"markAsOlder422MarkString", "", marksURI("alice", "markAs"), `{"messageId":"` + msg.ID + `","mark":{"seen":"yes"}}`, 422, "mark.seen"},
