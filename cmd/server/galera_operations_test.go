@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -39,6 +40,7 @@ func TestGaleraOperations(t *testing.T) {
 	t.Run("importPastTheWriteSetLimit", func(t *testing.T) { galeraImportChunked(t, g, name) })
 	t.Run("inboxStateChangedOnTwoNodes", func(t *testing.T) { galeraInboxState(t, g, name) })
 	t.Run("deletesOnTwoNodes", func(t *testing.T) { galeraDeletes(t, g, name) })
+	t.Run("bulkChangeTakenOnByOneOfTwoNodes", func(t *testing.T) { galeraStateJob(t, g, name) })
 }
 
 // openOn opens a store through DATABASE_URL url, closed when the test ends.
@@ -364,4 +366,70 @@ func galeraDeletes(t *testing.T, g *dbtest.Galera, name string) {
 	if after >= before || tombs != before-after {
 		t.Fatalf("%d messages before, %d after, %d tombstones: want one tombstone per deleted message", before, after, tombs)
 	}
+}
+
+// galeraStateJob: a bulk change begun on node 1 whose instance dies after its first
+// batch is claimed, once its lease has passed, by exactly one of two instances asking at
+// once on nodes 2 and 3, which completes it; the instance on node 1, back, finds it taken.
+// The counters equal the messages on every node.
+func galeraStateJob(t *testing.T, g *dbtest.Galera, name string) {
+	ctx := context.Background()
+	nodes := []*store.Store{openOn(t, g.Node(1).URL(name), store.DefaultPool), openOn(t, g.Node(2).URL(name), store.DefaultPool),
+		openOn(t, g.Node(3).URL(name), store.DefaultPool)}
+	const n = 1200
+	tn := bulkInbox(t, nodes[0], n)
+	env := tn.Env.ID
+	// Another subscriber's message, which the change leaves alone.
+	tn.Message(t, tn.Subscriber(t, "bob"), tn.Template(t, "welcome"), nil)
+	const lease = time.Second
+	job, claimed, err := nodes[0].CreateStateJob(ctx, env, models.StateTarget{SubscriberID: "alice"}, models.StateChange{Read: models.Bool(true)}, "node-1", lease)
+	if err != nil || !claimed {
+		t.Fatalf("create on node 1: claimed %v (%v)", claimed, err)
+	}
+	dying, die := context.WithCancel(ctx)
+	if err := nodes[0].RunStateJob(dying, job, "node-1", lease, func(int64) { die() }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the dying run on node 1 ended with %v", err)
+	}
+	var winners []*store.StateJob
+	deadline := time.Now().Add(30 * time.Second)
+	for len(winners) == 0 && time.Now().Before(deadline) {
+		time.Sleep(200 * time.Millisecond)
+		got := make([][]*store.StateJob, 2)
+		var wg sync.WaitGroup
+		for i, s := range nodes[1:] {
+			wg.Go(func() {
+				// A claim that loses certification to the other node's is an error here:
+				// it claimed nothing, as the loser of a race should.
+				got[i], _ = s.ClaimStateJobs(ctx, fmt.Sprintf("node-%d", i+2), time.Minute, 10)
+			})
+		}
+		wg.Wait()
+		if len(got[0])+len(got[1]) > 1 {
+			t.Fatalf("both nodes claimed the job: %d and %d", len(got[0]), len(got[1]))
+		}
+		winners = append(got[0], got[1]...)
+	}
+	if len(winners) != 1 || winners[0].ID != job.ID || winners[0].Changed != 500 {
+		t.Fatalf("claimed after the lease passed: %+v, want the job with its first batch counted", winners)
+	}
+	winner := nodes[1]
+	if winners[0].Owner == "node-3" {
+		winner = nodes[2]
+	}
+	if err := nodes[0].RunStateJob(ctx, job, "node-1", lease, nil); !errors.Is(err, store.ErrStateJobLost) {
+		t.Fatalf("node 1, back, ran on with %v, want ErrStateJobLost", err)
+	}
+	if err := winner.RunStateJob(ctx, winners[0], winners[0].Owner, time.Minute, nil); err != nil {
+		t.Fatal(err)
+	}
+	if winners[0].Changed != n {
+		t.Errorf("the job changed %d in all, want %d", winners[0].Changed, n)
+	}
+	for i, s := range nodes {
+		eventually(t, 10*time.Second, fmt.Sprintf("node %d has the job done", i+1), func() bool {
+			jobs, err := s.StateJobs(ctx, env)
+			return err == nil && len(jobs) == 0
+		})
+	}
+	galeraCountersMatch(t, nodes[1], env, "node 2 has the job's batches and its counters match the messages")
 }
