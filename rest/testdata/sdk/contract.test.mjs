@@ -14,3 +14,4 @@ import './suites/records.mjs';
 import './suites/openapi.mjs';
 import './suites/marks.mjs';
 import './suites/broken.mjs';
+import './suites/delete.mjs';
