@@ -519,6 +519,64 @@ describe('live socket', () => {
       await server.sql(`DELETE FROM messages WHERE id = '${raw}'`);
     }
   });
+
+  test('delete() and deleteAll(), by tags and of everything, reach the counts and the socket; a list after a deleted notification pages on', async () => {
+    const a = await live({ app: keyA.app, key: keyA.key });
+    const b = await live({ app: keyB.app, key: keyB.key });
+    const { novu } = await open({ app: keyA.app, key: keyA.key });
+    const countsB = await counts(keyB);
+    try {
+      // Three unread messages of no workflow, written by another program.
+      const raws = [0, 1, 2].map((i) => `6f0${i}${Date.now().toString(16).padStart(20, '0')}`);
+      for (const raw of raws) {
+        await server.sql(`INSERT INTO messages (id, environment_id, organization_id, subscriber_id, created_at,
+          transaction_id, subject, channel, email, phone, direct_webhook_url, title, cta, error_text, content)
+          VALUES ('${raw}', '${envA}', '${inboxA[0]._organizationId}', '${inboxA[0]._subscriberId}', UTC_TIMESTAMP(3),
+          'raw-${raw}', 'To delete', 'in_app', '', '', '', '', '{}', '', '[{"type":"text","content":"To delete"}]')`);
+      }
+      await until(() => a.got.received.length === 3, 'the three inserted messages on the socket');
+      const before = await counts(keyA);
+      const listed = await walk((sofar) => novu.notifications.list({ limit: 50, offset: sofar.length }));
+
+      // A page, then its last notification deleted: the next page starts after it all the same.
+      const first = await novu.notifications.list({ limit: 3 });
+      const last = first.data.notifications.at(-1).id;
+      assert.deepEqual(await novu.notifications.delete({ notificationId: last }), {});
+      assert.equal((await stored(keyA)).has(last), false);
+      const next = await novu.notifications.list({ limit: 3, after: last });
+      assert.equal(next.error, undefined, String(next.error?.originalError ?? next.error));
+      assert.deepEqual(next.data.notifications.map((n) => n.id), listed.slice(3, 6));
+      const afterOne = await counts(keyA);
+      assert.equal(afterOne.total, before.total - 1);
+      await until(() => a.got.unread.at(-1)?.total === afterOne.unread, `the unread count ${afterOne.unread} on the socket`);
+
+      // Deleting it again: the client reports the platform's 404.
+      const again = await novu.notifications.delete({ notificationId: last });
+      assert.equal(again.error?.originalError?.status, 404);
+
+      // By the workflows' tags: only the onboarding ones go.
+      const onboarding = [...(await stored(keyA)).keys()].filter((id) => inboxA.find((m) => m._id === id)?.template.tags.includes('onboarding'));
+      assert.ok(onboarding.length > 0);
+      assert.deepEqual(await novu.notifications.deleteAll({ tags: ['onboarding'] }), {});
+      const left = await stored(keyA);
+      assert.ok(onboarding.every((id) => !left.has(id)), 'every onboarding notification is gone');
+      assert.equal(left.size, afterOne.total - onboarding.length);
+      assert.equal((await counts(keyA)).total, left.size);
+
+      // Everything: the badge goes to 0 on the socket, B and the emails are kept.
+      assert.deepEqual(await novu.notifications.deleteAll(), {});
+      assert.deepEqual(await counts(keyA), { total: 0, unread: 0, unseen: 0, archived: 0, snoozed: 0 });
+      await until(() => a.got.unread.at(-1)?.total === 0 && a.got.unseen.at(-1) === 0, 'the counts of 0 on the socket');
+      assert.deepEqual((await novu.notifications.list({ limit: 10 })).data.notifications, []);
+      assert.deepEqual(await counts(keyB), countsB, 'B\'s shared-user kept hers');
+      const emails = await gql(keyA, `{ messages(subscriberId: "${shared}", channel: email) { totalCount } }`);
+      assert.equal(emails.messages.totalCount, emailsA.length, 'the emails were left alone');
+      assert.deepEqual(b.got.unread, [], 'B\'s client heard nothing');
+    } finally {
+      a.close();
+      b.close();
+    }
+  });
 });
 
 describe('a large inbox', () => {
@@ -550,5 +608,26 @@ describe('a large inbox', () => {
     assert.equal(await rows(1), n, 'COUNT(*) of read rows');
     assert.deepEqual((await novu.notifications.count({ filters: [{ read: false }, { read: true }, {}] })).data.counts.map((c) => c.count),
       [0, n, n], 'the counts the client reads agree with the rows');
+  });
+
+  test('deleteAll() on those 100,000 messages completes: the count reaches 0 and agrees with COUNT(*)', async (t) => {
+    const n = 100_000;
+    const { novu } = await open({ app: keyA.app, key: keyA.key, subscriberId: bulkUser });
+    assert.equal((await novu.notifications.count({})).data.count, n);
+    // One call, as the client's "delete all" makes it; answered before the deadline, done
+    // or accepted with the rest carried on as the bulk changes are.
+    const asked = Date.now();
+    assert.deepEqual(await novu.notifications.deleteAll(), {});
+    const answered = Date.now() - asked;
+    let total = n;
+    const bound = Date.now() + 300_000;
+    while (total > 0 && Date.now() < bound) {
+      await new Promise((r) => setTimeout(r, 500));
+      total = (await novu.notifications.count({})).data.count;
+    }
+    t.diagnostic(`deleteAll() answered in ${answered} ms; the count reached ${total} ${Date.now() - asked} ms after the call`);
+    assert.equal(total, 0, 'the count within five minutes of the call');
+    assert.equal(await server.scalar(`SELECT COUNT(*) FROM messages m JOIN subscribers s ON s.id = m.subscriber_id
+      WHERE m.environment_id = '${envA}' AND s.environment_id = '${envA}' AND s.subscriber_id = '${bulkUser}'`), 0, 'COUNT(*) of the rows');
   });
 });
