@@ -2241,8 +2241,8 @@ enum MessageEventKind {
   updated
   """
   The message was deleted, by this server or any other writer. Its ` + "`" + `message` + "`" + ` holds only
-  what a deletion keeps: ` + "`" + `_id` + "`" + `, ` + "`" + `channel` + "`" + `, ` + "`" + `_environmentId` + "`" + `, ` + "`" + `_subscriberId` + "`" + ` and
-  ` + "`" + `subscriber` + "`" + `; clients remove it by id.
+  what a deletion keeps: ` + "`" + `_id` + "`" + `, ` + "`" + `channel` + "`" + `, ` + "`" + `createdAt` + "`" + `, ` + "`" + `_environmentId` + "`" + `, ` + "`" + `_subscriberId` + "`" + `
+  and ` + "`" + `subscriber` + "`" + `; clients remove it by id.
   """
   deleted
 }

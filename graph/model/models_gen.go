@@ -57,8 +57,8 @@ const (
 	// message written and changed before the client heard of it arrives once, as updated.
 	MessageEventKindUpdated MessageEventKind = "updated"
 	// The message was deleted, by this server or any other writer. Its `message` holds only
-	// what a deletion keeps: `_id`, `channel`, `_environmentId`, `_subscriberId` and
-	// `subscriber`; clients remove it by id.
+	// what a deletion keeps: `_id`, `channel`, `createdAt`, `_environmentId`, `_subscriberId`
+	// and `subscriber`; clients remove it by id.
 	MessageEventKindDeleted MessageEventKind = "deleted"
 )
 

@@ -244,12 +244,14 @@ func (s *Store) DeletedMessages(ctx context.Context, ids []string) ([]*models.Ch
 }
 
 // deletions turns tombstones into Changes: each message as far as its tombstone knows it
-// (id, environment, channel, subscriber, embedded when it still exists), Deleted.
+// (id, environment, channel, createdAt, subscriber, embedded when it still exists),
+// Deleted.
 func (s *Store) deletions(ctx context.Context, tombs []*MessageDeletion) ([]*models.Change, error) {
 	out := make([]*models.Change, len(tombs))
 	byEnv := map[string][]*models.Message{}
 	for i, t := range tombs {
-		m := &models.Message{ID: t.ID, EnvironmentID: t.EnvironmentID, SubscriberID: t.SubscriberID, Channel: t.Channel, ChangedAt: t.DeletedAt}
+		m := &models.Message{ID: t.ID, EnvironmentID: t.EnvironmentID, SubscriberID: t.SubscriberID, Channel: t.Channel,
+			CreatedAt: t.CreatedAt, ChangedAt: t.DeletedAt}
 		m.Normalize()
 		byEnv[m.EnvironmentID] = append(byEnv[m.EnvironmentID], m)
 		out[i] = &models.Change{Message: m, Position: models.Position{At: t.DeletedAt.Time, ID: t.ID}, Deleted: true}

@@ -306,7 +306,8 @@ func TestDeletionPositions(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(changes) != 1 || !changes[0].Deleted || changes[0].Message.Subscriber == nil ||
-			changes[0].Message.Subscriber.SubscriberID != "ada" || changes[0].Message.Channel != models.ChannelInApp {
+			changes[0].Message.Subscriber.SubscriberID != "ada" || changes[0].Message.Channel != models.ChannelInApp ||
+			!changes[0].Message.CreatedAt.Equal(a.CreatedAt.Time) {
 			t.Fatalf("the deletion as the feed loads it: %+v", changes)
 		}
 		ada := "ada"
