@@ -544,6 +544,22 @@ func TestIdempotencyGraphQL(t *testing.T) {
 			}
 		})
 
+		t.Run("deleteMessages200ThenReplay", func(t *testing.T) {
+			m, _ := f.message(t, f.a, "primary")
+			del := `mutation($ids: [ID!]) { deleteMessages(messageIds: $ids) { deleted messageIds } }`
+			first := a.graphql(t, f.a.Key, "k-del", del, map[string]any{"ids": []string{m.ID}})
+			executed(t, first, http.StatusOK, "k-del")
+			if !bytes.Contains(first.body, []byte(`"deleted":1`)) {
+				t.Fatalf("deleteMessages: %s", first.body)
+			}
+			// The retry answers as the first did (deleted: 1), not as a second delete would.
+			replayed(t, a.graphql(t, f.a.Key, "k-del", del, map[string]any{"ids": []string{m.ID}}), first, "k-del")
+			again := a.graphql(t, f.a.Key, "k-del-2", del, map[string]any{"ids": []string{m.ID}})
+			if !bytes.Contains(again.body, []byte(`"deleted":0`)) {
+				t.Fatalf("deleting it again under a new key: %s", again.body)
+			}
+		})
+
 		t.Run("mutationAndRESTShareKeys", func(t *testing.T) {
 			m, uri := f.message(t, f.a, "secondary")
 			executed(t, a.graphql(t, f.a.Key, "k-both", idemMutation, vars(m, "done")), http.StatusOK, "k-both")
