@@ -98,6 +98,15 @@ type StateChange struct {
 	Unsnooze     bool
 }
 
+// Changes reports whether c writes a message in state s: whether s is not yet in a
+// state c sets.
+func (c StateChange) Changes(s State) bool {
+	differs := func(want *bool, has bool) bool { return want != nil && *want != has }
+	return differs(c.Read, s&StateRead != 0) || differs(c.Seen, s&StateSeen != 0) ||
+		differs(c.Archived, s&StateArchived != 0) || c.SnoozedUntil != nil ||
+		(c.Unsnooze && s&StateSnoozed != 0)
+}
+
 // IsZero reports whether c changes nothing.
 func (c StateChange) IsZero() bool {
 	return c.Read == nil && c.Seen == nil && c.Archived == nil && c.SnoozedUntil == nil && !c.Unsnooze
@@ -135,6 +144,11 @@ type StateChanged struct {
 	// answer: it carries on after it, as the job of that id, until done (surviving a
 	// restart); Changed is then how many it had changed by the answer.
 	JobID string
+	// Total, for a change carried on after its answer, is how many messages it changes
+	// in all when its caller counted them as it was asked (MarkMessagesAs does, for
+	// /v1's mark-all, whose clients take a number and nothing else): the messages not yet
+	// in the state then, as the counters had them. Zero when not counted.
+	Total int
 }
 
 // Done reports whether the change was complete when answered.

@@ -18,12 +18,14 @@ import (
 
 // markAllMessages serves POST /v1/subscribers/{subscriberId}/messages/mark-all: every
 // in-app message of the subscriber marked as the body's markAs, as the platform's
-// mark-all changes its in-app feed only. It answers 201 with how many messages changed,
-// a bare number; or, for a change not done shortly before the request's deadline (a
-// subscriber with tens of thousands of messages), 202 {"changed": n, "jobId": id}: n
-// changed so far, the rest carried on until done (models/service/statejobs.go), as the
-// inbox API's bulk changes answer. feedIdentifier narrows to feeds, which this server
-// does not keep: given, it is refused rather than ignored.
+// mark-all changes its in-app feed only. It answers 201 with how many messages it
+// changes, a bare number, as @novu/api takes it (any other status it raises as an
+// error). For a change not done shortly before the request's deadline (a subscriber
+// with tens of thousands of messages) the number is how many it changes in all, counted
+// as it was asked, and the rest is carried on until done (models/service/statejobs.go),
+// the job named in a Job-Id header: the change is kept, surviving a restart, once
+// answered. feedIdentifier narrows to feeds, which this server does not keep: given, it
+// is refused rather than ignored.
 func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 	var body struct {
 		MarkAs         models.MarkAs   `json:"markAs"`
@@ -45,7 +47,8 @@ func (s *Server) markAllMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !changed.Done() {
-		writeJSON(w, http.StatusAccepted, bulkChanged{changed.Changed, changed.JobID})
+		w.Header().Set("Job-Id", changed.JobID)
+		writeJSON(w, http.StatusCreated, max(changed.Total, changed.Changed))
 		return
 	}
 	writeJSON(w, http.StatusCreated, changed.Changed)
