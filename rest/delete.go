@@ -99,8 +99,8 @@ func (s *Server) inboxDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // inboxDeleteAll serves POST /v1/inbox/notifications/delete: every in-app message of the
-// session's subscriber that the body's tags filter matches (all of them without one),
-// with the filters of the other bulk calls and their refusals. The answer says how many
+// session's subscriber that the body's tags filter matches (all of them without one), or
+// of its transactionId, with the filters of the other bulk calls and their refusals. The answer says how many
 // it deleted: 200 {"data": {"deleted": n}}; or, for a delete not done shortly before the
 // request's deadline, 202 {"data": {"deleted": n, "jobId": id}}: accepted, n deleted so
 // far, the rest carried on until done, as the other bulk calls are.
@@ -116,7 +116,9 @@ func (s *Server) inboxDeleteAll(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	own := caller.SubscriberID
-	deleted, err := s.service.Delete(r.Context(), models.DeleteTarget{SubscriberID: &own, Channel: &inAppChannel, Tags: body.Tags.groups})
+	// With a transactionId, as the other bulk calls take it: that transaction's only.
+	deleted, err := s.service.Delete(r.Context(), models.DeleteTarget{SubscriberID: &own, Channel: &inAppChannel, Tags: body.Tags.groups,
+		TransactionID: body.TransactionID})
 	if err != nil {
 		s.errors.WriteError(w, r, err)
 		return

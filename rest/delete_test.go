@@ -129,8 +129,16 @@ func TestInboxDelete(t *testing.T) {
 		if n := gqlCounts(t, api, a.Key)["total"]; n != float64(3) {
 			t.Fatalf("in-app total after the refusals %v, want 3", n)
 		}
+		// A transaction's only: mine[1]'s. An empty transactionId is refused.
+		if res := api.call(t, http.MethodPost, "/v1/inbox/notifications/delete", sess, `{"transactionId":""}`); res.status != http.StatusUnprocessableEntity {
+			t.Fatalf("bulk delete of transaction \"\": %d %s", res.status, res.body)
+		}
+		res = api.call(t, http.MethodPost, "/v1/inbox/notifications/delete", sess, `{"transactionId":"`+mine[1].TransactionID+`"}`)
+		if res.status != http.StatusOK || string(res.body) != `{"data":{"deleted":1}}`+"\n" {
+			t.Fatalf("bulk delete of a transaction: %d %s", res.status, res.body)
+		}
 		res = api.call(t, http.MethodPost, "/v1/inbox/notifications/delete", sess, `{"tags":[]}`)
-		if res.status != http.StatusOK || string(res.body) != `{"data":{"deleted":3}}`+"\n" {
+		if res.status != http.StatusOK || string(res.body) != `{"data":{"deleted":2}}`+"\n" {
 			t.Fatalf("bulk delete: %d %s", res.status, res.body)
 		}
 		if n := gqlCounts(t, api, a.Key)["total"]; n != float64(0) {
