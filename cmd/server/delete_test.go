@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"messages/models/dbtest"
-	"messages/models/store"
 )
 
 // A deletion reaches a live GraphQL subscription as a deleted event and the inbox socket
@@ -102,51 +100,4 @@ func deleteAll(t *testing.T, base, token string) (reply, *marked) {
 		return r, &marked{Changed: *out.Data.Deleted, JobID: out.Data.JobID}
 	}
 	return r, nil
-}
-
-// Deleting all of a subscriber's 100,000 messages in one call, as @novu/js's deleteAll()
-// sends it, with the production deadline of a few seconds, is never refused for its
-// size: it answers that it is done, or that it was accepted and carries on (the bulk
-// changes' job); either way every message goes, leaving a tombstone each, and the
-// counters equal COUNT(*).
-func TestDeleteOf100000Messages(t *testing.T) {
-	for _, dialect := range dbtest.Dialects {
-		t.Run(dialect, func(t *testing.T) {
-			databaseURL := dbtest.URL(t, dialect)
-			st, err := store.Open(context.Background(), databaseURL, store.DefaultPool)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			if err := st.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			tn := bulkInbox(t, st, bulkMessages)
-			env := tn.Env.ID
-			t.Setenv("DATABASE_URL", databaseURL)
-			t.Setenv("APP_ENV", "production")
-			srv := start(t, "--request-timeout", "3s")
-
-			r, m := deleteAll(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice"))
-			if m == nil {
-				t.Fatalf("POST /v1/inbox/notifications/delete over %d messages: %d after %s: %s", bulkMessages, r.status, r.took, r.body)
-			}
-			after := finished(t, st, env, m, 5*time.Minute)
-			t.Logf("delete all: answered %d after %s with %d deleted; done %s later", r.status, r.took.Round(time.Millisecond), m.Changed, after.Round(time.Millisecond))
-			if got, counters := rowsOf(t, st, env), countersOf(t, st, env); got != (inboxCounts{}) || counters != (inboxCounts{}) {
-				t.Errorf("after deleting all: rows %+v, counters %+v, want none", got, counters)
-			}
-			var tombs int64
-			if err := st.DB().Model(&store.MessageDeletion{}).Where("environment_id = ?", env).Count(&tombs).Error; err != nil {
-				t.Fatal(err)
-			}
-			if tombs != bulkMessages {
-				t.Errorf("%d tombstones, want %d", tombs, bulkMessages)
-			}
-			// Repeated, it deletes nothing and says so at once.
-			if r, m := deleteAll(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice")); m == nil || *m != (marked{Changed: 0, Done: true}) {
-				t.Errorf("deleting all again: %d %s", r.status, r.body)
-			}
-		})
-	}
 }
