@@ -117,8 +117,9 @@ func inboxToken(t *testing.T, base, key, subscriberID string) string {
 }
 
 // inboxBulk sends POST /v1/inbox/notifications/{change} with the session's token and
-// the body @novu/js sends when no tags are given, and returns the reply and, when it
-// is 200 or 202 with the documented body, the answer in markAllMessages' terms.
+// the body @novu/js sends when no tags are given (its readAll(), seenAll(), deleteAll()
+// ...), and returns the reply and, when it is 200 or 202 with the documented body (the
+// number changed, or deleted for a delete), the answer in markAllMessages' terms.
 func inboxBulk(t *testing.T, base, token, change string) (reply, *marked) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, base+"/v1/inbox/notifications/"+change, strings.NewReader("{}"))
@@ -139,19 +140,25 @@ func inboxBulk(t *testing.T, base, token, change string) (reply, *marked) {
 	}
 	r := reply{status: res.StatusCode, header: res.Header, body: b, took: time.Since(start)}
 	var out struct {
-		Data *struct {
-			Changed *int
-			JobID   *string
-		}
+		Data map[string]json.RawMessage
 	}
-	if json.Unmarshal(b, &out) != nil || out.Data == nil || out.Data.Changed == nil {
+	count := "changed"
+	if change == "delete" {
+		count = "deleted"
+	}
+	var n int
+	if json.Unmarshal(b, &out) != nil || json.Unmarshal(out.Data[count], &n) != nil {
+		return r, nil
+	}
+	var job *string
+	if raw, ok := out.Data["jobId"]; ok && json.Unmarshal(raw, &job) != nil {
 		return r, nil
 	}
 	switch {
-	case res.StatusCode == http.StatusOK && out.Data.JobID == nil:
-		return r, &marked{Changed: *out.Data.Changed, Done: true}
-	case res.StatusCode == http.StatusAccepted && out.Data.JobID != nil:
-		return r, &marked{Changed: *out.Data.Changed, JobID: out.Data.JobID}
+	case res.StatusCode == http.StatusOK && job == nil:
+		return r, &marked{Changed: n, Done: true}
+	case res.StatusCode == http.StatusAccepted && job != nil:
+		return r, &marked{Changed: n, JobID: job}
 	}
 	return r, nil
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
-	"io"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -60,44 +57,4 @@ func TestDeletionsLive(t *testing.T) {
 			}
 		})
 	}
-}
-
-// deleteAll sends POST /v1/inbox/notifications/delete as @novu/js's deleteAll() does
-// with no tags, and returns the reply and, when it is 200 or 202 with the documented
-// body, the answer in markAllMessages' terms.
-func deleteAll(t *testing.T, base, token string) (reply, *marked) {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+"/v1/inbox/notifications/delete", strings.NewReader("{}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	res, err := faultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := reply{status: res.StatusCode, header: res.Header, body: b, took: time.Since(start)}
-	var out struct {
-		Data *struct {
-			Deleted *int
-			JobID   *string
-		}
-	}
-	if json.Unmarshal(b, &out) != nil || out.Data == nil || out.Data.Deleted == nil {
-		return r, nil
-	}
-	switch {
-	case res.StatusCode == http.StatusOK && out.Data.JobID == nil:
-		return r, &marked{Changed: *out.Data.Deleted, Done: true}
-	case res.StatusCode == http.StatusAccepted && out.Data.JobID != nil:
-		return r, &marked{Changed: *out.Data.Deleted, JobID: out.Data.JobID}
-	}
-	return r, nil
 }

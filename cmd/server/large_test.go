@@ -113,7 +113,7 @@ func TestDeleteOf100000Messages(t *testing.T) {
 			t.Setenv("APP_ENV", "production")
 			srv := start(t, "--request-timeout", "3s")
 
-			r, m := deleteAll(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice"))
+			r, m := inboxBulk(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice"), "delete")
 			if m == nil {
 				t.Fatalf("POST /v1/inbox/notifications/delete over %d messages: %d after %s: %s", bulkMessages, r.status, r.took, r.body)
 			}
@@ -130,7 +130,7 @@ func TestDeleteOf100000Messages(t *testing.T) {
 				t.Errorf("%d tombstones, want %d", tombs, bulkMessages)
 			}
 			// Repeated, it deletes nothing and says so at once.
-			if r, m := deleteAll(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice")); m == nil || *m != (marked{Changed: 0, Done: true}) {
+			if r, m := inboxBulk(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice"), "delete"); m == nil || *m != (marked{Changed: 0, Done: true}) {
 				t.Errorf("deleting all again: %d %s", r.status, r.body)
 			}
 		})
