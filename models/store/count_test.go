@@ -27,7 +27,8 @@ type countFixture struct {
 	s    *store.Store
 	tn   *dbtest.Tenant
 	subs map[string]*models.Subscriber // by external id
-	n    int
+	// n numbers the messages; writers of a test call message at once.
+	n atomic.Int64
 }
 
 func newCountFixture(t *testing.T, s *store.Store, name string, subscribers ...string) *countFixture {
@@ -41,12 +42,12 @@ func newCountFixture(t *testing.T, s *store.Store, name string, subscribers ...s
 
 // message builds a message of the subscriber (external id) on the channel, for a batch.
 func (f *countFixture) message(subscriber string, channel models.ChannelType) *models.Message {
-	f.n++
-	created := dbtest.Base.Add(time.Duration(f.n) * time.Second)
+	n := f.n.Add(1)
+	created := dbtest.Base.Add(time.Duration(n) * time.Second)
 	return &models.Message{
 		ID: models.NewID(created), EnvironmentID: f.tn.Env.ID, OrganizationID: f.tn.Env.OrganizationID,
 		SubscriberID: f.subs[subscriber].ID, CreatedAt: models.NewTime(created), Channel: channel,
-		TransactionID: fmt.Sprintf("%s-txn-%d", f.tn.Env.Name, f.n), Status: "sent",
+		TransactionID: fmt.Sprintf("%s-txn-%d", f.tn.Env.Name, n), Status: "sent",
 	}
 }
 

@@ -141,7 +141,9 @@ func TestStateJobTakenOnWhenLeasePasses(t *testing.T) {
 		}
 		// The owner dies after its first batch: a context that ends there.
 		dying, die := context.WithCancel(ctx)
-		err := s.RunStateJob(dying, job, "dead", time.Second, func(int64) { die() })
+		// Its lease is long enough that the check below runs while it holds however
+		// slowly the machine runs (one second passed before it under CI's load, once).
+		err := s.RunStateJob(dying, job, "dead", 5*time.Second, func(int64) { die() })
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("the dying run ended with %v", err)
 		}
