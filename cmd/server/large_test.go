@@ -23,20 +23,8 @@ import (
 func TestBulkChangeOf100000Messages(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			databaseURL := dbtest.URL(t, dialect)
-			st, err := store.Open(context.Background(), databaseURL, store.DefaultPool)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			if err := st.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			tn := bulkInbox(t, st, bulkMessages)
+			st, tn, srv := largeInbox(t, dialect)
 			env := tn.Env.ID
-			t.Setenv("DATABASE_URL", databaseURL)
-			t.Setenv("APP_ENV", "production")
-			srv := start(t, "--request-timeout", "3s")
 
 			r, m := markAll(t, srv.base, tn.Key, "read: true")
 			if m == nil {
@@ -98,20 +86,8 @@ func TestBulkChangeOf100000Messages(t *testing.T) {
 func TestDeleteOf100000Messages(t *testing.T) {
 	for _, dialect := range dbtest.Dialects {
 		t.Run(dialect, func(t *testing.T) {
-			databaseURL := dbtest.URL(t, dialect)
-			st, err := store.Open(context.Background(), databaseURL, store.DefaultPool)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = st.Close() })
-			if err := st.Migrate(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			tn := bulkInbox(t, st, bulkMessages)
+			st, tn, srv := largeInbox(t, dialect)
 			env := tn.Env.ID
-			t.Setenv("DATABASE_URL", databaseURL)
-			t.Setenv("APP_ENV", "production")
-			srv := start(t, "--request-timeout", "3s")
 
 			r, m := inboxBulk(t, srv.base, inboxToken(t, srv.base, tn.Key, "alice"), "delete")
 			if m == nil {
@@ -135,4 +111,23 @@ func TestDeleteOf100000Messages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// largeInbox is a database of the dialect holding alice's bulkMessages in-app messages,
+// and a production server on it whose requests have a deadline of 3 s.
+func largeInbox(t *testing.T, dialect string) (*store.Store, *dbtest.Tenant, *running) {
+	t.Helper()
+	databaseURL := dbtest.URL(t, dialect)
+	st, err := store.Open(context.Background(), databaseURL, store.DefaultPool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	if err := st.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tn := bulkInbox(t, st, bulkMessages)
+	t.Setenv("DATABASE_URL", databaseURL)
+	t.Setenv("APP_ENV", "production")
+	return st, tn, start(t, "--request-timeout", "3s")
 }
