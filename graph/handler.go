@@ -31,6 +31,10 @@ type HandlerOptions struct {
 	Gate transport.Gate
 	// Socket bounds each WebSocket; zero fields take transport.DefaultSocketOptions.
 	Socket transport.SocketOptions
+	// TrustedDocuments are the documents frontends were built with (nil: none), and
+	// Trusted what they mean to a request (docs/browsers.md).
+	TrustedDocuments *extension.TrustedSet
+	Trusted          extension.TrustedMode
 	// executorOnly leaves every query to gqlgen's executor, for tests that hold the
 	// list encoders (listquery.go) to it.
 	executorOnly bool
@@ -56,7 +60,7 @@ const (
 // NewHandler returns the /graphql endpoint: POST and GET transports that answer as
 // GraphQL over HTTP says, WebSocket and event-stream transports whose operations pass the
 // Gate (package transport), query and persisted-query caches bounded in bytes, the limits,
-// metrics, tracing and idempotency (package extension), the list encoders
+// metrics, tracing, idempotency and trusted documents (package extension), the list encoders
 // (listquery.go), the error presenter and panic recovery.
 func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	cfg := Config{Resolvers: r}
@@ -71,7 +75,9 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	// GraphQL over HTTP's statuses and media types, and GET caching.
 	srv.AddTransport(transport.GET{})
 	srv.AddTransport(transport.POST{})
-	documents := extension.NewDocumentCache(documentCacheBytes)
+	// Trusted documents come parsed and validated from their set, everything else from
+	// the cache of documents parsed on demand.
+	documents := extension.TrustedCache{Documents: o.TrustedDocuments, Next: extension.NewDocumentCache(documentCacheBytes)}
 	srv.SetQueryCache(documents)
 	srv.SetParserTokenLimit(o.Limits.Tokens)
 	srv.SetDisableSuggestion(!o.Suggestions)
@@ -81,6 +87,8 @@ func NewHandler(r *Resolver, o HandlerOptions) http.Handler {
 	if o.Introspection {
 		srv.Use(gqlextension.Introspection{})
 	}
+	// A document id becomes its text first, so the limits and the caches see the text.
+	srv.Use(extension.TrustedDocuments{Documents: o.TrustedDocuments, Mode: o.Trusted})
 	// The limits before persisted queries: only a document within them is registered.
 	srv.Use(extension.QueryLimits{Limits: o.Limits, Introspection: o.Introspection, Parsed: documents})
 	srv.Use(gqlextension.AutomaticPersistedQuery{Cache: extension.NewPersistedQueryCache(persistedQueryCacheBytes)})

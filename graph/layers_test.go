@@ -23,6 +23,7 @@ func TestPackageImports(t *testing.T) {
 		"transport": append([]string{"messages/models", "messages/graph/errcode", "messages/graph/extension",
 			"messages/graph/internal/buffers", "github.com/lesismal/nbio", "github.com/lesismal/nbio/"}, gqlgen...),
 		"internal/buffers": nil,
+		"manifest":         nil,
 	}
 	for dir, may := range allowed {
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))

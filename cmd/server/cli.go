@@ -48,6 +48,7 @@ func (a *app) command() *cli.Command {
 			a.importCommand(),
 			a.exportCommand(),
 			a.seedCommand(),
+			a.documentsCommand(),
 		},
 	})
 }

@@ -8,6 +8,7 @@ import (
 
 	"messages/cmd/server/edge"
 	"messages/graph"
+	"messages/graph/extension"
 	"messages/graph/playground"
 	"messages/graph/transport"
 	"messages/models"
@@ -31,6 +32,8 @@ type guards struct {
 	budget         int64
 	pool           *models.BudgetPool
 	obs            *observability
+	documents      *extension.TrustedSet
+	trusted        extension.TrustedMode
 }
 
 // routes wires every endpoint. /v1 and /graphql sit behind the API guards of the edge,
@@ -49,7 +52,8 @@ func routes(svc *service.Service, st *store.Store, logger *slog.Logger, now func
 	})
 	g.obs.watched = e.Watched
 	gql := graph.NewHandler(&graph.Resolver{Service: svc, Logger: logger, Now: now}, graph.HandlerOptions{Introspection: c.introspection,
-		Suggestions: c.development(), Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions(), Gate: e.Gate(), Socket: g.socket})
+		Suggestions: c.development(), Limits: graph.DefaultLimits, Extensions: g.obs.graphqlExtensions(), Gate: e.Gate(), Socket: g.socket,
+		TrustedDocuments: g.documents, Trusted: g.trusted})
 	v1 := rs.Routes()
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", e.API(edge.Mount{Errors: v1Errors, Idempotency: rest.NewIdempotencyPolicy(), Keyless: rest.Keyless}, v1))

@@ -15,6 +15,8 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"messages/cmd/server/edge"
+	"messages/graph"
+	"messages/graph/extension"
 	"messages/graph/transport"
 	"messages/models"
 	"messages/models/changefeed"
@@ -66,6 +68,7 @@ func (a *app) serveCommand() *cli.Command {
 			&cli.StringFlag{Name: "database-read-urls", Usage: "comma-separated mysql:// URLs of read replicas of DATABASE_URL; lists, cursors and counts read from one that is up and within --database-read-max-lag, everything else from the primary (unset: all from the primary)", Sources: cli.EnvVars("DATABASE_READ_URLS")},
 			&cli.DurationFlag{Name: "database-read-max-lag", Usage: "how far behind the primary a read replica may be (Seconds_Behind_Master, checked every second) and still serve lists; one further behind, stopped or down is skipped for the primary", Value: store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_MAX_LAG")},
 			&cli.DurationFlag{Name: "database-read-after-write", Usage: "how long a caller's lists read from the primary after it wrote through this instance, so it sees its own writes (unset: twice --database-read-max-lag; 0: never)", Value: 2 * store.DefaultReplicaMaxLag, Sources: cli.EnvVars("DATABASE_READ_AFTER_WRITE")},
+			&cli.StringFlag{Name: "trusted-documents", Usage: "off, allow (a request may name a trusted document by its id, answered without parsing it again; any document still runs) or require (subscriber sessions may run only trusted documents; API keys any): see documents add and docs/browsers.md", Value: extension.TrustedAllow.String(), Sources: cli.EnvVars("TRUSTED_DOCUMENTS")},
 			&cli.DurationFlag{Name: "auth-cache-ttl", Usage: "how long an instance trusts an API key or session it checked: the longest a key revoked through another instance still works here (0: check every request)", Value: store.DefaultAuthTTL, Sources: cli.EnvVars("AUTH_CACHE_TTL")},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
@@ -77,6 +80,10 @@ func (a *app) serveCommand() *cli.Command {
 			replicas, err := replicaOptions(cmd, c)
 			if err != nil {
 				return err
+			}
+			trusted, err := extension.ParseTrustedMode(cmd.String("trusted-documents"))
+			if err != nil {
+				return usageError{fmt.Errorf("TRUSTED_DOCUMENTS %v", err)}
 			}
 			return a.serve(ctx, c, serveOptions{
 				replicas:       replicas,
@@ -99,6 +106,7 @@ func (a *app) serveCommand() *cli.Command {
 				budget:      int64(cmd.Int("response-budget")),
 				budgetTotal: int64(cmd.Int("response-budget-total")),
 				authTTL:     cmd.Duration("auth-cache-ttl"),
+				trusted:     trusted,
 			})
 		},
 	}
@@ -133,7 +141,13 @@ type serveOptions struct {
 	authTTL time.Duration
 	// replicas are the read replicas lists read from (none: the primary).
 	replicas store.ReplicaOptions
+	// trusted is what trusted documents mean to /graphql (TRUSTED_DOCUMENTS).
+	trusted extension.TrustedMode
 }
+
+// trustedDocumentsInterval is how often an instance reads the trusted documents' ids,
+// and so how soon what documents add or remove changes reaches it.
+const trustedDocumentsInterval = 2 * time.Second
 
 // listenAddr is --addr (ADDR) when given; unset, 127.0.0.1:8080 in development, where the
 // playground holds the demo key and the live inbox issues tokens without one, and :8080,
@@ -215,6 +229,11 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	if err := useReplicas(st, o.replicas, logger); err != nil {
 		return errors.Join(err, l.shutdown())
 	}
+	documents := graph.NewTrustedSet(st, logger)
+	if err := documents.Refresh(ctx); err != nil {
+		return errors.Join(fmt.Errorf("read trusted documents: %w", err), l.shutdown())
+	}
+	go documents.Watch(ctx, trustedDocumentsInterval)
 	feed, err := l.startFeed(ctx, st, o.events, logger)
 	if feed == nil {
 		return err
@@ -237,7 +256,7 @@ func (a *app) serve(ctx context.Context, c config, o serveOptions) error {
 	}
 	l.handler.set(routes(svc, st, logger, now, c, demo.key, guards{limiter: d.limiter, sessionLimiter: d.sessionLimiter, addressLimiter: d.addressLimiter,
 		cors: edge.CORS(o.cors), origins: o.cors.Allows(), idempotency: idempotency, timeout: o.requestTimeout,
-		socket: o.socket, inboxSocket: o.inboxSocket, budget: o.budget, pool: pool, obs: obs}))
+		socket: o.socket, inboxSocket: o.inboxSocket, budget: o.budget, pool: pool, obs: obs, documents: documents, trusted: o.trusted}))
 	logger.Info("ready", "requestTimeout", o.requestTimeout.String())
 	a.announce(c, l.ln.Addr(), demo)
 	return l.wait(ctx)

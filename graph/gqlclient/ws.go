@@ -23,8 +23,11 @@ const Subprotocol = "graphql-transport-ws"
 
 // Request is one GraphQL operation.
 type Request struct {
-	Query     string         `json:"query"`
-	Variables map[string]any `json:"variables,omitempty"`
+	Query string `json:"query,omitempty"`
+	// DocumentID names a trusted document instead of a Query (GraphQL over HTTP's
+	// persisted documents).
+	DocumentID string         `json:"documentId,omitempty"`
+	Variables  map[string]any `json:"variables,omitempty"`
 	// Extensions are the request's extensions: over a WebSocket, idempotencyKey stands
 	// for the Idempotency-Key header a POST carries.
 	Extensions map[string]any `json:"extensions,omitempty"`

@@ -58,7 +58,7 @@ func (EventStream) Supports(r *http.Request) bool {
 // Do reads the operation, then streams its results.
 func (t EventStream) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	start := graphql.Now()
-	params, err := decodeBody(r.Body)
+	params, documentID, err := decodeBody(r.Body)
 	if err != nil {
 		// Not a stream yet: answered as the POST transport answers a malformed request.
 		x := &exchange{w: w, r: r, exec: exec, media: mediaJSON}
@@ -88,7 +88,7 @@ func (t EventStream) Do(w http.ResponseWriter, r *http.Request, exec graphql.Gra
 	s.keepAlive = time.AfterFunc(eventStreamKeepAlive, s.ping)
 	defer s.stop()
 
-	ctx := graphql.StartOperationTrace(r.Context())
+	ctx := graphql.StartOperationTrace(extension.WithDocumentID(r.Context(), documentID))
 	oc, errs := exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		res := exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)

@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"messages/graph/errcode"
+	"messages/graph/extension"
 	"messages/graph/internal/buffers"
 	"messages/models"
 )
@@ -57,7 +58,7 @@ func (POST) Supports(r *http.Request) bool {
 func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	x := newExchange(w, r, exec)
 	start := graphql.Now()
-	params, err := decodeBody(r.Body)
+	params, documentID, err := decodeBody(r.Body)
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
@@ -70,7 +71,7 @@ func (POST) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecuto
 	}
 	params.Headers = r.Header
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	x.run(r.Context(), params)
+	x.run(extension.WithDocumentID(r.Context(), documentID), params)
 }
 
 // Supports takes GET requests.
@@ -78,8 +79,8 @@ func (GET) Supports(r *http.Request) bool {
 	return r.Header.Get("Upgrade") == "" && r.Method == http.MethodGet
 }
 
-// Do reads the URL's query, operationName, variables and extensions parameters and runs
-// the operation if it is a query.
+// Do reads the URL's query (or documentId), operationName, variables and extensions
+// parameters and runs the operation if it is a query.
 func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	x := newExchange(w, r, exec)
 	start := graphql.Now()
@@ -105,7 +106,7 @@ func (GET) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor
 		}
 	}
 	params.ReadTime = graphql.TraceTiming{Start: start, End: graphql.Now()}
-	x.run(r.Context(), params)
+	x.run(extension.WithDocumentID(r.Context(), values.Get("documentId")), params)
 }
 
 // exchange is one request and its answer, in the media type the client accepts.
@@ -124,8 +125,9 @@ func newExchange(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecu
 // run prepares the operation of params (parsing, validation, variables, limits) and, when
 // it may run, executes it.
 func (x *exchange) run(ctx context.Context, params *graphql.RawParams) {
-	// Without a query there is nothing to run, unless a persisted query's hash stands for it.
-	if params.Query == "" && params.Extensions["persistedQuery"] == nil {
+	// Without a query there is nothing to run, unless a document id or a persisted query's
+	// hash stands for it.
+	if params.Query == "" && params.Extensions["persistedQuery"] == nil && extension.DocumentID(ctx) == "" {
 		x.refuse(ctx, http.StatusBadRequest, malformed("the request has no query"))
 		return
 	}
@@ -215,29 +217,37 @@ func (x *exchange) write(status int, body any) {
 	_, _ = x.w.Write(b)
 }
 
-// decodeBody reads a POST body: one JSON object whose query and operationName are
-// strings, and variables and extensions objects, each of them optional or null. What
-// was sent is never echoed back; a body over the limit is *http.MaxBytesError.
-func decodeBody(body io.Reader) (*graphql.RawParams, error) {
-	var p graphql.RawParams
+// requestBody is a POST body: gqlgen's parameters and GraphQL over HTTP's documentId, a
+// trusted document's id standing for the query.
+type requestBody struct {
+	graphql.RawParams
+	DocumentID string `json:"documentId"`
+}
+
+// decodeBody reads a POST body: one JSON object whose query, documentId and
+// operationName are strings, and variables and extensions objects, each of them optional
+// or null. What was sent is never echoed back; a body over the limit is
+// *http.MaxBytesError.
+func decodeBody(body io.Reader) (*graphql.RawParams, string, error) {
+	var p requestBody
 	err := decodeJSON(body, &p)
 	var typeErr *json.UnmarshalTypeError
 	var tooLarge *http.MaxBytesError
 	switch {
 	case err == nil:
-		return &p, nil
+		return &p.RawParams, p.DocumentID, nil
 	case errors.As(err, &tooLarge):
-		return nil, err
+		return nil, "", err
 	case errors.Is(err, io.EOF):
-		return nil, errors.New("the request body is empty; send a JSON object with a query")
+		return nil, "", errors.New("the request body is empty; send a JSON object with a query")
 	case errors.As(err, &typeErr) && paramTypes[typeErr.Field] != "":
-		return nil, fmt.Errorf("%s must be %s", typeErr.Field, paramTypes[typeErr.Field])
+		return nil, "", fmt.Errorf("%s must be %s", typeErr.Field, paramTypes[typeErr.Field])
 	case errors.As(err, &typeErr):
-		return nil, errors.New("the request body must be one JSON object")
+		return nil, "", errors.New("the request body must be one JSON object")
 	case errors.As(err, new(repeatedMemberError)):
-		return nil, err
+		return nil, "", err
 	default:
-		return nil, errors.New("the request body is not JSON")
+		return nil, "", errors.New("the request body is not JSON")
 	}
 }
 
@@ -252,6 +262,7 @@ func (e repeatedMemberError) Error() string {
 // paramTypes names the JSON type of each request parameter, for error messages.
 var paramTypes = map[string]string{
 	"query":         "a string",
+	"documentId":    "a string",
 	"operationName": "a string",
 	"variables":     "an object",
 	"extensions":    "an object",

@@ -17,6 +17,7 @@ import (
 // subscribePayload is a subscribe message's operation.
 type subscribePayload struct {
 	Query         string         `json:"query"`
+	DocumentID    string         `json:"documentId"`
 	OperationName string         `json:"operationName"`
 	Variables     map[string]any `json:"variables"`
 	Extensions    map[string]any `json:"extensions"`
@@ -64,7 +65,7 @@ func (s *socket) subscribe(id string, payload json.RawMessage) {
 	}
 	params := &graphql.RawParams{Query: p.Query, OperationName: p.OperationName, Variables: p.Variables,
 		Extensions: p.Extensions, ReadTime: graphql.TraceTiming{Start: start, End: graphql.Now()}}
-	ctx = graphql.StartOperationTrace(ctx)
+	ctx = graphql.StartOperationTrace(extension.WithDocumentID(ctx, p.DocumentID))
 	oc, errs := s.exec.CreateOperationContext(ctx, params)
 	if errs != nil {
 		res := s.exec.DispatchError(graphql.WithOperationContext(ctx, oc), errs)

@@ -395,6 +395,8 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 			"message_deletions_environment (environment_id, deleted_at, id)",
 			"message_deletions_environment_subscriber (environment_id, subscriber_id, deleted_at, id)",
 		},
+		// Global, not a tenant's: unsharded on a sharded deployment (docs/scaling.md).
+		"trusted_documents": {"PRIMARY unique (id)", "trusted_documents_sha256 (sha256)"},
 		"state_jobs": {
 			"PRIMARY unique (id)",
 			"state_jobs_lease (lease_until)",
