@@ -34,7 +34,7 @@ reaches every running instance within seconds (TRUSTED_DOCUMENTS, docs/browsers.
 					"@apollo/generate-persisted-query-manifest's manifest, GraphQL Code Generator's persisted-documents.json",
 				Description: `Every document of every file is parsed and validated against the schema first; one
 that fails refuses the whole manifest (its file, its id and the error are named, and
-nothing of any file is added). An id that has a digest's length (64, 40 or 32 hex digits)
+nothing of any file is added). An id that is a digest (64, 40 or 32 hex digits, or sha256:<hex>)
 must be the SHA-256, SHA-1 or MD5 of its text.`,
 				ArgsUsage: "FILE...",
 				Action: func(ctx context.Context, cmd *cli.Command) error {

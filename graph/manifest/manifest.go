@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Entry is one document of a manifest.
@@ -54,7 +55,8 @@ type apolloManifest struct {
 }
 
 // Read parses a manifest and checks each id that has the length of a digest against the
-// digest of its text computed here (64 hex digits: SHA-256, 40: SHA-1, 32: MD5), so a
+// digest of its text computed here (64 hex digits or sha256:<hex>: SHA-256, 40: SHA-1,
+// 32: MD5), so a
 // manifest whose ids were not made from its texts is refused; any other id is the build's
 // own and taken as it is. Entries come in the order of their ids.
 func Read(data []byte) (Format, []Entry, error) {
@@ -117,8 +119,17 @@ func Read(data []byte) (Format, []Entry, error) {
 }
 
 // digestOf returns the digest of body that an id of this length would be, in lowercase
-// hex, and the digest's name; "" for an id of no digest's length or not in hex.
+// hex, and the digest's name; "" for an id of no digest's length or not in hex. An id
+// "sha256:<hex>", as GraphQL over HTTP's persisted documents and GraphQL Code
+// Generator's client preset write it, is a SHA-256.
 func digestOf(id, body string) (string, string) {
+	if hexSum, ok := strings.CutPrefix(id, "sha256:"); ok {
+		sum := sha256.Sum256([]byte(body))
+		if want := hex.EncodeToString(sum[:]); want != hexSum {
+			return "sha256:" + want, "SHA-256"
+		}
+		return id, "SHA-256"
+	}
 	if _, err := hex.DecodeString(id); err != nil {
 		return "", ""
 	}

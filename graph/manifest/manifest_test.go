@@ -38,6 +38,8 @@ func TestRead(t *testing.T) {
 		{"relayMD5", `{"` + md5Sum + `":"` + doc + `"}`, manifest.Map, []manifest.Entry{{ID: md5Sum, SHA256: sha256Sum, Body: doc}}, ""},
 		{"relaySHA1", `{"` + sha1Sum + `":"` + doc + `"}`, manifest.Map, []manifest.Entry{{ID: sha1Sum, SHA256: sha256Sum, Body: doc}}, ""},
 		{"codegenSHA256", `{"` + sha256Sum + `":"` + doc + `"}`, manifest.Map, []manifest.Entry{{ID: sha256Sum, SHA256: sha256Sum, Body: doc}}, ""},
+		{"codegenPrefixed", `{"sha256:` + sha256Sum + `":"` + doc + `"}`, manifest.Map, []manifest.Entry{{ID: "sha256:" + sha256Sum, SHA256: sha256Sum, Body: doc}}, ""},
+		{"refusedPrefixedOfAnotherText", `{"sha256:` + sha256Sum + `":"{ a }"}`, "", nil, "not the SHA-256 of its text"},
 		{"customId", `{"inbox-v1":"` + doc + `"}`, manifest.Map, []manifest.Entry{{ID: "inbox-v1", SHA256: sha256Sum, Body: doc}}, ""},
 		{"refusedDigestOfAnotherText", `{"` + sha256Sum + `":"{ a }"}`, "", nil, "not the SHA-256 of its text"},
 		{"refusedMD5OfAnotherText", `{"` + md5Sum + `":"{ a }"}`, "", nil, "not the MD5 of its text"},
