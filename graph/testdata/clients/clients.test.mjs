@@ -11,3 +11,4 @@ import './suites/subscriptions.mjs';
 import './suites/doors.mjs';
 import './suites/backpressure.mjs';
 import './suites/brokenjson.mjs';
+import './suites/trusted.mjs';
