@@ -250,3 +250,26 @@ func TestTrustedDocumentsRefresh(t *testing.T) {
 		}
 	})
 }
+
+// The documents are global, and tenancy is the caller's: one trusted document run by id
+// by each environment's key reads that environment's messages only.
+func TestTrustedDocumentsTenancy(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newTrustedFixture(t, s)
+		o := defaults
+		o.TrustedDocuments, o.Trusted = f.set, extension.TrustedRequire
+		h := newHandler(s, discard, o)
+		body := map[string]any{"documentId": md5Hex(trustedInbox), "variables": map[string]any{"sub": "sub-alice"}}
+		for _, tt := range []struct {
+			name   string
+			tenant *dbtest.Tenant
+			want   int
+		}{{"tenantA", f.a, 6}, {"tenantB", f.b, 1}} {
+			var data struct{ Messages page }
+			decode(t, send(t, serve(t, h, tt.tenant), body), &data)
+			if data.Messages.TotalCount != tt.want {
+				t.Errorf("%s: sub-alice's totalCount %d, want %d", tt.name, data.Messages.TotalCount, tt.want)
+			}
+		}
+	})
+}
