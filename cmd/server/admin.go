@@ -393,7 +393,7 @@ func (a *app) openDatabase(ctx context.Context, cmd *cli.Command, f func(*store.
 	}
 	openCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(newLogger(a.stderr, c)),
-		store.WithClock(a.now), store.WithKeySealer(keys.sealer)}, a.storeOptions...)...)
+		store.WithClock(a.now), store.WithKeySealer(keys.sealer), store.WithShardURLs(c.shardURLs)}, a.storeOptions...)...)
 	cancel()
 	if err != nil {
 		return err

@@ -10,7 +10,9 @@ import (
 // config is the configuration shared by every subcommand: flags win over environment
 // variables, which win over defaults.
 type config struct {
-	databaseURL   string
+	databaseURL string
+	// shardURLs names each shard's database on Vitess, which migrations run on.
+	shardURLs     map[string]string
 	defaultDB     bool
 	appEnv        string
 	introspection bool
@@ -36,6 +38,7 @@ func (a *app) command() *cli.Command {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "database-url", Usage: "mysql://user:pass@host:3306/db (several hosts of one cluster: host1:3306,host2:3306) or sqlite:path", Value: store.DefaultDatabaseURL, Sources: cli.EnvVars("DATABASE_URL")},
+			&cli.StringFlag{Name: "database-shard-urls", Usage: "on Vitess (DATABASE_URL is vtgate): each shard's database as keyspace/shard=mysql://user:pass@host:port/db, comma-separated, which migrations run on (docs/scaling.md)", Sources: cli.EnvVars("DATABASE_SHARD_URLS")},
 			&cli.StringFlag{Name: "app-env", Usage: "development (playground, introspection, text logs) or production (JSON logs)", Value: "development", Sources: cli.EnvVars("APP_ENV")},
 			&cli.StringFlag{Name: "api-key-secret", Usage: "secret (at least 32 bytes) that seals new API keys so the inbox session can check subscriber hashes; the same on every instance (unset: keys are stored as hashes only; development keeps one in ./data)", Sources: cli.EnvVars("API_KEY_SECRET")},
 			&cli.StringFlag{Name: "api-key-secret-previous", Usage: "the secret API keys were sealed with before the current one: still opens them, and never seals a new one, until apikey reseal has run", Sources: cli.EnvVars("API_KEY_SECRET_PREVIOUS")},
@@ -71,6 +74,11 @@ func loadConfig(cmd *cli.Command) (config, error) {
 	if err := store.CheckDatabaseURL(c.databaseURL); err != nil {
 		return c, usageError{err}
 	}
+	shards, err := store.ParseShardURLs(cmd.String("database-shard-urls"))
+	if err != nil {
+		return c, usageError{err}
+	}
+	c.shardURLs = shards
 	if c.appEnv != "development" && c.appEnv != "production" {
 		return c, usageError{fmt.Errorf("APP_ENV must be development or production, got %q", c.appEnv)}
 	}

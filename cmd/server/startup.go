@@ -81,7 +81,7 @@ func connect(ctx context.Context, c config, logger *slog.Logger, b backoff, opts
 func openAndMigrate(ctx context.Context, c config, logger *slog.Logger, opts ...store.OpenOption) (*store.Store, error) {
 	openCtx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(logger)}, opts...)...)
+	s, err := store.Open(openCtx, c.databaseURL, c.pool, append([]store.OpenOption{store.WithLogger(logger), store.WithShardURLs(c.shardURLs)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -40,18 +40,75 @@ const DefaultLease = 30 * time.Second
 // Migrator migrates one database. It shares its pool: closing the database is the
 // caller's.
 type Migrator struct {
-	db    *sql.DB
-	mysql bool
-	lease time.Duration
+	db     *sql.DB
+	mysql  bool
+	lease  time.Duration
+	shards Shards
 }
+
+// Option configures a Migrator.
+type Option func(*Migrator)
+
+// WithShards gives the migrator each shard's database, which it needs to migrate when db
+// is Vitess's vtgate (shards.go).
+func WithShards(shards Shards) Option { return func(m *Migrator) { m.shards = shards } }
 
 // New returns the migrator of db, a MySQL database when mysql is set and an SQLite one
 // otherwise, whose lease lasts lease (DefaultLease when 0 or less).
-func New(db *sql.DB, mysql bool, lease time.Duration) *Migrator {
+func New(db *sql.DB, mysql bool, lease time.Duration, opts ...Option) *Migrator {
 	if lease <= 0 {
 		lease = DefaultLease
 	}
-	return &Migrator{db: db, mysql: mysql, lease: lease}
+	m := &Migrator{db: db, mysql: mysql, lease: lease}
+	for _, opt := range opts {
+		opt(m)
+	}
+	return m
+}
+
+// ErrShardsNeeded refuses to migrate Vitess through vtgate alone.
+var ErrShardsNeeded = errors.New("DATABASE_URL is Vitess's vtgate, whose parser refuses the migrations' triggers: " +
+	"migrations run on each shard's database, named in DATABASE_SHARD_URLS as keyspace/shard=mysql://… (docs/scaling.md, Vitess)")
+
+// target is the database the migrations and their bookkeeping are on: db itself, or on
+// Vitess the shards through the router, after the VSchema is applied when change is set.
+// Without shards, Vitess's bookkeeping is read through vtgate (the version table is in
+// the VSchema); schema then names the keyspace holding it, which DATABASE() does not.
+func (s *Migrator) target(ctx context.Context, change bool) (db *sql.DB, schema string, done func(), err error) {
+	done = func() {}
+	if !s.mysql {
+		return s.db, "", done, nil
+	}
+	vitess, err := IsVitess(ctx, s.db)
+	if err != nil || !vitess {
+		return s.db, "DATABASE()", done, err
+	}
+	v, err := LoadVSchema()
+	if err != nil {
+		return nil, "", done, err
+	}
+	if len(s.shards) == 0 {
+		schema := "'" + v.KeyspaceOf(goose.DefaultTablename) + "'"
+		if change {
+			// An instance started with vtgate alone serves a schema that is up to date,
+			// and refuses only to change one.
+			if pending, err := s.pending(ctx, s.db, schema); err != nil || pending {
+				return nil, "", done, errors.Join(err, ErrShardsNeeded)
+			}
+		}
+		return s.db, schema, done, nil
+	}
+	if change {
+		if err := applyVSchema(ctx, s.db, v); err != nil {
+			return nil, "", done, err
+		}
+	}
+	router, err := newShardRouter(ctx, s.db, v, s.shards)
+	if err != nil {
+		return nil, "", done, err
+	}
+	rdb := sql.OpenDB(router)
+	return rdb, "DATABASE()", func() { _ = rdb.Close() }, nil
 }
 
 // MigrationState is one migration as `migrate status` shows it.
@@ -89,11 +146,20 @@ var ErrNothingToRollBack = errors.New("nothing to roll back: the database has no
 func (s *Migrator) Up(ctx context.Context) ([]Migration, error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	p, err := s.migrator(lost)
+	db, schema, done, err := s.target(ctx, true)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refuseNewer(ctx, p); err != nil {
+	defer done()
+	if schema != "DATABASE()" && schema != "" {
+		// Vitess through vtgate alone, with nothing pending (target).
+		return nil, nil
+	}
+	p, err := s.migrator(db, lost)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refuseNewer(ctx, db, schema, p); err != nil {
 		return nil, err
 	}
 	// Goose's Up first looks for pending migrations without the lock, creating its
@@ -118,14 +184,24 @@ func (s *Migrator) Up(ctx context.Context) ([]Migration, error) {
 func (s *Migrator) Down(ctx context.Context) (Migration, error) {
 	ctx, lost := context.WithCancelCause(ctx)
 	defer lost(nil)
-	p, err := s.migrator(lost)
+	if s.mysql && len(s.shards) == 0 {
+		if vitess, err := IsVitess(ctx, s.db); err != nil || vitess {
+			return Migration{}, errors.Join(err, ErrShardsNeeded)
+		}
+	}
+	db, schema, done, err := s.target(ctx, true)
 	if err != nil {
 		return Migration{}, err
 	}
-	if err := s.refuseNewer(ctx, p); err != nil {
+	defer done()
+	p, err := s.migrator(db, lost)
+	if err != nil {
 		return Migration{}, err
 	}
-	applied, err := s.appliedMigrations(ctx)
+	if err := s.refuseNewer(ctx, db, schema, p); err != nil {
+		return Migration{}, err
+	}
+	applied, err := s.appliedMigrations(ctx, db, schema)
 	if err != nil {
 		return Migration{}, err
 	}
@@ -146,11 +222,16 @@ func (s *Migrator) Down(ctx context.Context) (Migration, error) {
 // the database records that this binary does not know, in version order. It only reads:
 // asking about a fresh database leaves it untouched.
 func (s *Migrator) Status(ctx context.Context) ([]MigrationState, error) {
-	p, err := s.migrator(nil)
+	db, schema, done, err := s.target(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	applied, err := s.appliedMigrations(ctx)
+	defer done()
+	p, err := s.migrator(db, nil)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.appliedMigrations(ctx, db, schema)
 	if err != nil {
 		return nil, err
 	}
@@ -170,24 +251,24 @@ func (s *Migrator) Status(ctx context.Context) ([]MigrationState, error) {
 // migrator is goose's view of the embedded migrations for the database's dialect. It
 // shares the pool: never Close it. On MySQL it migrates under the migration lock, which
 // calls lost should another migrator take its lease over.
-func (s *Migrator) migrator(lost context.CancelCauseFunc) (*goose.Provider, error) {
+func (s *Migrator) migrator(db *sql.DB, lost context.CancelCauseFunc) (*goose.Provider, error) {
 	dir, dialect := "migrations/sqlite", goose.DialectSQLite3
 	var opts []goose.ProviderOption
 	if s.mysql {
 		dir, dialect = "migrations/mysql", goose.DialectMySQL
-		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: s.db, lost: lost, lease: s.lease}))
+		opts = append(opts, goose.WithSessionLocker(&migrationLock{db: db, lost: lost, lease: s.lease}))
 	}
 	sub, err := fs.Sub(migrations, dir)
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(dialect, s.db, sub, opts...)
+	return goose.NewProvider(dialect, db, sub, opts...)
 }
 
 // refuseNewer returns a *SchemaTooNewError when the database has a version applied that
 // is higher than any this binary embeds.
-func (s *Migrator) refuseNewer(ctx context.Context, p *goose.Provider) error {
-	applied, err := s.appliedMigrations(ctx)
+func (s *Migrator) refuseNewer(ctx context.Context, db *sql.DB, schema string, p *goose.Provider) error {
+	applied, err := s.appliedMigrations(ctx, db, schema)
 	if err != nil {
 		return err
 	}
@@ -208,14 +289,15 @@ func (s *Migrator) refuseNewer(ctx context.Context, p *goose.Provider) error {
 
 // appliedMigrations returns the versions the database records as applied, with when.
 // Unlike goose's own calls it never creates the version table: a fresh database simply
-// has none. Goose's bookkeeping row, version 0, is left out.
-func (s *Migrator) appliedMigrations(ctx context.Context) (map[int64]time.Time, error) {
+// has none. Goose's bookkeeping row, version 0, is left out. On MySQL schema is the SQL
+// naming the database that holds the version table (target).
+func (s *Migrator) appliedMigrations(ctx context.Context, db *sql.DB, schema string) (map[int64]time.Time, error) {
 	var tables int64
 	q := "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?"
 	if s.mysql {
-		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?"
+		q = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = " + schema + " AND table_name = ?"
 	}
-	if err := s.db.QueryRowContext(ctx, q, goose.DefaultTablename).Scan(&tables); err != nil {
+	if err := db.QueryRowContext(ctx, q, goose.DefaultTablename).Scan(&tables); err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
 	applied := map[int64]time.Time{}
@@ -225,7 +307,7 @@ func (s *Migrator) appliedMigrations(ctx context.Context) (map[int64]time.Time, 
 	// One statement, so the versions and their times are of one snapshot: in two (goose's
 	// list, then each version's row), a Galera node applying another node's migrations
 	// between them answered a version the list held as not found.
-	rows, err := s.db.QueryContext(ctx, "SELECT version_id, is_applied, tstamp FROM "+goose.DefaultTablename+" ORDER BY id DESC")
+	rows, err := db.QueryContext(ctx, "SELECT version_id, is_applied, tstamp FROM "+goose.DefaultTablename+" ORDER BY id DESC")
 	if err != nil {
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
@@ -251,6 +333,24 @@ func (s *Migrator) appliedMigrations(ctx context.Context) (map[int64]time.Time, 
 		return nil, fmt.Errorf("read schema version: %w", err)
 	}
 	return applied, nil
+}
+
+// pending reports whether a migration this binary embeds is not applied to db.
+func (s *Migrator) pending(ctx context.Context, db *sql.DB, schema string) (bool, error) {
+	p, err := s.migrator(db, nil)
+	if err != nil {
+		return false, err
+	}
+	applied, err := s.appliedMigrations(ctx, db, schema)
+	if err != nil {
+		return false, err
+	}
+	for _, src := range p.ListSources() {
+		if _, ok := applied[src.Version]; !ok {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // migrationOf names a goose source: 00003_action_columns.sql is {3, "action_columns"}.

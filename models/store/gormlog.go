@@ -35,6 +35,7 @@ type openOptions struct {
 	migrationLease time.Duration
 	markHook       func(ctx context.Context, messageID string) error
 	sealer         *keyseal.Sealer
+	shardURLs      map[string]string
 }
 
 // defaultOpenOptions are the settings of an Open given no option.
@@ -71,6 +72,13 @@ func WithHostRetryAfter(d time.Duration) OpenOption {
 // migrate.DefaultLease.
 func WithMigrationLease(d time.Duration) OpenOption {
 	return func(o *openOptions) { o.migrationLease = d }
+}
+
+// WithShardURLs names each shard's database by "keyspace/shard", for migrating a Vitess
+// deployment whose vtgate DATABASE_URL names (migrate.Shards): ParseShardURLs reads
+// DATABASE_SHARD_URLS.
+func WithShardURLs(urls map[string]string) OpenOption {
+	return func(o *openOptions) { o.shardURLs = urls }
 }
 
 // WithMarkHook makes every mark run hook inside its transaction, after its UPDATE holds
