@@ -328,10 +328,11 @@ func (s *Store) nowSQL(ahead time.Duration) string {
 // OldestHold is the start of the oldest hold not yet expired, or zero, and the
 // database's clock when it was read: one small query that the feed runs every few polls.
 func (s *Store) OldestHold(ctx context.Context) (hold, now time.Time, err error) {
-	var row struct{ Hold, Now models.Stamp }
+	// The clock is named clock, not now: vtgate's parser takes now as a keyword.
+	var row struct{ Hold, Clock models.Stamp }
 	err = s.conn(ctx).Raw("SELECT (SELECT MIN(started_at) FROM change_holds WHERE expires_at > " + s.nowSQL(0) + ") AS hold, " +
-		s.nowSQL(0) + " AS now").Scan(&row).Error
-	return row.Hold.Time, row.Now.Time, err
+		s.nowSQL(0) + " AS clock").Scan(&row).Error
+	return row.Hold.Time, row.Clock.Time, err
 }
 
 func errorsIsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }
