@@ -44,6 +44,9 @@ func URL(t testing.TB, dialect string) string {
 	if dialect == store.DialectSQLite {
 		return "sqlite:" + filepath.Join(t.TempDir(), "test.db")
 	}
+	if dialect == DialectVitess {
+		return vitessURL(t)
+	}
 	server := MySQLServerURL()
 	u, err := url.Parse(server)
 	if err != nil {
@@ -85,7 +88,11 @@ func URL(t testing.TB, dialect string) string {
 // opts, closed in t.Cleanup.
 func Open(t testing.TB, dialect string, opts ...store.OpenOption) *store.Store {
 	t.Helper()
-	s, err := store.Open(context.Background(), URL(t, dialect), store.DefaultPool, opts...)
+	u := URL(t, dialect)
+	if dialect == DialectVitess {
+		opts = append([]store.OpenOption{store.WithShardURLs(vitessShards(t))}, opts...)
+	}
+	s, err := store.Open(context.Background(), u, store.DefaultPool, opts...)
 	if err != nil {
 		t.Fatalf("open %s: %v", dialect, err)
 	}
@@ -96,10 +103,11 @@ func Open(t testing.TB, dialect string, opts ...store.OpenOption) *store.Store {
 	return s
 }
 
-// Each runs f once per dialect as a subtest named after it, on a store opened with opts.
+// Each runs f once per dialect as a subtest named after it, on a store opened with opts:
+// Dialects, and Vitess when TEST_VITESS_URL names one (DialectVitess).
 func Each(t *testing.T, f func(t *testing.T, s *store.Store), opts ...store.OpenOption) {
 	t.Helper()
-	for _, d := range Dialects {
+	for _, d := range eachDialect(t) {
 		t.Run(d, func(t *testing.T) { f(t, Open(t, d, opts...)) })
 	}
 }

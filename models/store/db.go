@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"messages/models"
 	"messages/models/cluster"
+	"messages/models/migrate"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -33,6 +34,7 @@ const DefaultDatabaseURL = "sqlite:./data/messages.db"
 type Store struct {
 	db      *gorm.DB
 	dialect string
+	vitess  bool // the MySQL-protocol database is Vitess's vtgate (Vitess)
 	// o are the settings Open was given, fixed from then on.
 	o           openOptions
 	retryStats  cluster.RetryStats
@@ -112,6 +114,10 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 		return nil, openError(err, databaseURL)
 	}
 	if dialect == DialectMySQL {
+		if s.vitess, err = migrate.IsVitess(ctx, sqlDB); err != nil {
+			_ = sqlDB.Close()
+			return nil, openError(err, databaseURL)
+		}
 		dsn, err := MySQLDSN(databaseURL)
 		if err == nil {
 			s.batchPool, err = openBatchPool(dsn, o.hostRetryAfter, pool)
@@ -254,6 +260,11 @@ func MySQLDSN(databaseURL string) (string, error) {
 
 // Dialect names the database in use: DialectMySQL or DialectSQLite.
 func (s *Store) Dialect() string { return s.dialect }
+
+// Vitess reports whether the MySQL-protocol database is Vitess's vtgate: a sharded
+// deployment (docs/scaling.md), whose parser and routing differ from MySQL's in the few
+// places the store names.
+func (s *Store) Vitess() bool { return s.vitess }
 
 // DB exposes the GORM handle, for tests that inspect the database directly.
 func (s *Store) DB() *gorm.DB { return s.db }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"messages/models"
+	"messages/models/migrate"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,21 @@ type listIndex struct {
 	equals []string
 }
 
+// schemaOf is SQL naming the database that holds table, for information_schema: the
+// connection's own, or on Vitess the table's keyspace (vtgate answers DATABASE() with its
+// target, @primary, and routes a question about a keyspace named by a literal to one of
+// its shards).
+func (s *Store) schemaOf(table string) string {
+	if !s.vitess {
+		return "DATABASE()"
+	}
+	v, err := migrate.LoadVSchema()
+	if err != nil {
+		return "DATABASE()"
+	}
+	return "'" + v.KeyspaceOf(table) + "'"
+}
+
 // listIndexes is the store's list of them, loaded from the database on first use.
 type listIndexes struct {
 	mu      sync.Mutex
@@ -56,7 +72,7 @@ type listIndexes struct {
 // load returns the indexes of messages, read from the database once. A database that
 // cannot list them (an engine whose information_schema differs, a connection lost) leaves
 // pages unnamed, as they were before names.
-func (l *listIndexes) load(ctx context.Context, db *gorm.DB) []listIndex {
+func (l *listIndexes) load(ctx context.Context, db *gorm.DB, schema string) []listIndex {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.loaded || time.Since(l.failed) < time.Minute {
@@ -64,7 +80,7 @@ func (l *listIndexes) load(ctx context.Context, db *gorm.DB) []listIndex {
 	}
 	var rows []struct{ IndexName, ColumnName string }
 	err := db.WithContext(ctx).Raw(`SELECT index_name, column_name FROM information_schema.statistics
-WHERE table_schema = DATABASE() AND table_name = 'messages' ORDER BY index_name, seq_in_index`).Scan(&rows).Error
+WHERE table_schema = ` + schema + ` AND table_name = 'messages' ORDER BY index_name, seq_in_index`).Scan(&rows).Error
 	if err != nil || len(rows) == 0 { // no list, or no table yet
 		l.failed = time.Now()
 		return nil
@@ -104,7 +120,7 @@ func (s *Store) reloadListIndexes(ctx context.Context) {
 		return
 	}
 	s.listIndexes.forget()
-	s.listIndexes.load(ctx, s.db)
+	s.listIndexes.load(ctx, s.db, s.schemaOf("messages"))
 }
 
 // equalColumns are the columns f holds to one value or a list of values.
@@ -164,7 +180,7 @@ func (s *Store) listIndexHint(ctx context.Context, f models.ListFilter) clause.I
 	if s.dialect != DialectMySQL {
 		return nil
 	}
-	name := indexFor(s.listIndexes.load(ctx, s.db), f)
+	name := indexFor(s.listIndexes.load(ctx, s.db, s.schemaOf("messages")), f)
 	if name == "" {
 		return nil
 	}
