@@ -111,9 +111,15 @@ func (v VSchema) TriggerTable(trigger string) string {
 	return best
 }
 
+// headTable matches the table a statement writes or defines, which must be placed.
+var headTable = regexp.MustCompile("(?i)^\\s*(?:(?:CREATE|ALTER|DROP|TRUNCATE)\\s+TABLE(?:\\s+IF(?:\\s+NOT)?\\s+EXISTS)?|INSERT(?:\\s+IGNORE)?\\s+INTO|REPLACE\\s+INTO|UPDATE|DELETE\\s+FROM|CREATE\\s+(?:UNIQUE\\s+)?INDEX\\s+`?\\w+`?\\s+ON|CREATE\\s+TRIGGER\\s+`?\\w+`?\\s+(?:BEFORE|AFTER)\\s+\\w+\\s+ON)\\s+`?(\\w+)`?")
+
 // route returns the shards a statement runs on.
 func (r *shardRouter) route(query string) ([]*sql.DB, error) {
 	query = stripComments(query)
+	if m := headTable.FindStringSubmatch(query); m != nil && r.vschema.KeyspaceOf(strings.ToLower(m[1])) == "" {
+		return nil, fmt.Errorf("table %s is not in models/migrate/vschema.json: place it in a keyspace (sharded by environment_id, or unsharded) before a migration touches it", m[1])
+	}
 	keyspaces := map[string]bool{}
 	for _, m := range r.tables.FindAllStringSubmatch(query, -1) {
 		keyspaces[r.vschema.KeyspaceOf(strings.ToLower(m[1]))] = true
