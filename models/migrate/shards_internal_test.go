@@ -121,7 +121,7 @@ func TestRouteRefusesWhatNoShardHolds(t *testing.T) {
 	for stmt, want := range map[string]int{
 		"SELECT GET_LOCK(LEFT(CONCAT('messages-migrate:', DATABASE()), 64), 5)": 1,
 		"DROP TRIGGER messages_count_insert":                                    2,
-		"INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, ?)":    1,
+		"INSERT INTO goose_db_version (version_id, is_applied) VALUES (?, ?)":   1,
 		"UPDATE messages SET `read` = 0 -- environments":                        2,
 	} {
 		if shards, err := r.route(stmt); err != nil || len(shards) != want {
