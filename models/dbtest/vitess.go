@@ -3,14 +3,19 @@ package dbtest
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"messages/models/migrate"
 	"messages/models/store"
 )
 
@@ -118,4 +123,96 @@ func emptyShard(t testing.TB, name, shardURL string) {
 			t.Fatalf("empty %s on shard %s: %v", table, name, err)
 		}
 	}
+	// A test may record a version no binary has (the refusal of a newer schema): the
+	// next test gets the schema this binary migrated.
+	if _, err := db.ExecContext(ctx, "DELETE FROM goose_db_version WHERE version_id > ?", migrate.Latest()); err != nil && !strings.Contains(err.Error(), "doesn't exist") {
+		t.Fatalf("forget versions newer than this binary's on shard %s: %v", name, err)
+	}
+}
+
+// VitessCalls returns how many statements vtgate has sent to each shard of the
+// deployment so far ("keyspace/shard"), from its counters at TEST_VITESS_VARS_URL
+// (vtgate's /debug/vars): a test takes it before and after a request to see the shards
+// the request reached.
+func VitessCalls(t testing.TB) map[string]int64 {
+	t.Helper()
+	u := os.Getenv("TEST_VITESS_VARS_URL")
+	if u == "" {
+		t.Fatal("TEST_VITESS_VARS_URL is unset: set it to vtgate's /debug/vars (.ci/vitess vars)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("read vtgate's counters: %v", err)
+	}
+	defer resp.Body.Close()
+	var vars struct {
+		VttabletCall struct {
+			Histograms map[string]struct{ Count int64 }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&vars); err != nil {
+		t.Fatalf("read vtgate's counters: %v", err)
+	}
+	out := map[string]int64{}
+	// Keys are operation.keyspace.shard.tablet_type: Execute.messages.-80.primary.
+	for key, h := range vars.VttabletCall.Histograms {
+		parts := strings.Split(key, ".")
+		if len(parts) != 4 {
+			continue
+		}
+		out[parts[1]+"/"+parts[2]] += h.Count
+	}
+	return out
+}
+
+// CallsSince returns the statements sent to each shard between two VitessCalls,
+// leaving out shards that got none.
+func CallsSince(before, after map[string]int64) map[string]int64 {
+	out := map[string]int64{}
+	for shard, n := range after {
+		if d := n - before[shard]; d > 0 {
+			out[shard] = d
+		}
+	}
+	return out
+}
+
+// EachVitess runs f on the Vitess deployment, as Each's vitess subtest does, when
+// TEST_VITESS_URL names one; REQUIRE_VITESS=1 fails without it.
+func EachVitess(t *testing.T, f func(t *testing.T, s *store.Store), opts ...store.OpenOption) {
+	t.Helper()
+	if slices.Contains(eachDialect(t), DialectVitess) {
+		t.Run(DialectVitess, func(t *testing.T) { f(t, Open(t, DialectVitess, opts...)) })
+	}
+}
+
+// ShardDB opens one shard's database of the deployment directly, by "keyspace/shard".
+func ShardDB(t testing.TB, shard string) *sql.DB {
+	t.Helper()
+	u, ok := vitessShards(t)[shard]
+	if !ok {
+		t.Fatalf("TEST_VITESS_SHARD_URLS names no shard %s", shard)
+	}
+	dsn, err := store.MySQLDSN(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	return db
+}
+
+// VitessShards lists the deployment's shards by "keyspace/shard".
+func VitessShards(t testing.TB) []string {
+	t.Helper()
+	return slices.Sorted(maps.Keys(vitessShards(t)))
 }

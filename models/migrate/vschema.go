@@ -7,7 +7,9 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"maps"
+	"path"
 	"slices"
 	"strings"
 )
@@ -162,3 +164,16 @@ func column(ctx context.Context, conn *sql.Conn, query string, i int) ([]string,
 }
 
 func quoteName(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// Latest is the highest version of the embedded migrations.
+func Latest() int64 {
+	var latest int64
+	files, _ := fs.Glob(migrations, "migrations/mysql/*.sql")
+	for _, f := range files {
+		var v int64
+		if _, err := fmt.Sscanf(path.Base(f), "%d_", &v); err == nil {
+			latest = max(latest, v)
+		}
+	}
+	return latest
+}

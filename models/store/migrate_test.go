@@ -68,16 +68,48 @@ type index struct {
 // the migration lock's, which is not part of the schema.
 func tableNames(t *testing.T, s *store.Store) []string {
 	t.Helper()
-	q := "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE' AND table_name <> '" + migrate.LockTable + "'"
-	if s.Dialect() == store.DialectSQLite {
-		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+	schemas := []string{"DATABASE()"}
+	if s.Vitess() {
+		schemas = nil
+		for _, ks := range vschema(t).Keyspaces() {
+			schemas = append(schemas, "'"+ks+"'")
+		}
 	}
 	var names []string
-	if err := s.DB().Raw(q).Scan(&names).Error; err != nil {
-		t.Fatal(err)
+	for _, schema := range schemas {
+		q := "SELECT table_name FROM information_schema.tables WHERE table_schema = " + schema + " AND table_type = 'BASE TABLE' AND table_name <> '" + migrate.LockTable + "'"
+		if s.Dialect() == store.DialectSQLite {
+			q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+		}
+		var some []string
+		if err := s.DB().Raw(q).Scan(&some).Error; err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, some...)
 	}
 	slices.Sort(names)
 	return names
+}
+
+// vschema is the schema's VSchema.
+func vschema(t testing.TB) migrate.VSchema {
+	t.Helper()
+	v, err := migrate.LoadVSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// schemaOf is SQL naming the database that holds table in information_schema: the
+// connection's, or on Vitess the table's keyspace (vtgate answers DATABASE() with its
+// target, and routes a question about a keyspace named by a literal to one of its shards).
+func schemaOf(t testing.TB, s *store.Store, table string) string {
+	t.Helper()
+	if !s.Vitess() {
+		return "DATABASE()"
+	}
+	return "'" + vschema(t).KeyspaceOf(table) + "'"
 }
 
 // tableColumns describes a table's columns in their order, from information_schema on
@@ -105,7 +137,7 @@ func tableColumns(t *testing.T, s *store.Store, table string) []column {
 		Dflt                      *string
 	}
 	if err := s.DB().Raw(`SELECT column_name AS name, column_type AS type, is_nullable AS nullable, column_key AS `+"`key`"+`, column_default AS dflt
-FROM information_schema.columns WHERE table_schema = DATABASE() AND table_name = ? ORDER BY ordinal_position`, table).Scan(&rows).Error; err != nil {
+FROM information_schema.columns WHERE table_schema = `+schemaOf(t, s, table)+` AND table_name = ? ORDER BY ordinal_position`, table).Scan(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rows {
@@ -141,7 +173,7 @@ func tableIndexes(t *testing.T, s *store.Store, table string) []index {
 			Column    string
 		}
 		if err := s.DB().Raw(`SELECT index_name AS name, non_unique, column_name AS `+"`column`"+`
-FROM information_schema.statistics WHERE table_schema = DATABASE() AND table_name = ? ORDER BY index_name, seq_in_index`, table).Scan(&rows).Error; err != nil {
+FROM information_schema.statistics WHERE table_schema = `+schemaOf(t, s, table)+` AND table_name = ? ORDER BY index_name, seq_in_index`, table).Scan(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range rows {

@@ -289,8 +289,15 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 		used := map[int]bool{}
 		for _, op := range ops {
 			log.Take()
+			var before map[string]int64
+			if s.Vitess() {
+				before = dbtest.VitessCalls(t)
+			}
 			if err := op.run(); err != nil {
 				t.Fatalf("%s: %v", op.name, err)
+			}
+			if s.Vitess() {
+				checkShardsReached(t, op.name, dbtest.CallsSince(before, dbtest.VitessCalls(t)))
 			}
 			statements := log.Take()
 			tables := 0
@@ -327,6 +334,31 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 	})
 }
 
+// scatterOps are the operations that reach every shard of the sharded keyspace on Vitess,
+// as docs/scaling.md lists them: import's check of ids held elsewhere, the purge of
+// expired keys, the change feed. Authentication and the key admin read the unsharded
+// keyspace only.
+var scatterOps = map[string]bool{"import": true, "purge": true, "feed": true}
+
+// checkShardsReached fails an operation that vtgate sent to more than one shard of the
+// sharded keyspace, unless it is a documented scatter, which must reach all of them.
+func checkShardsReached(t *testing.T, op string, calls map[string]int64) {
+	t.Helper()
+	var sharded []string
+	for shard := range calls {
+		if strings.HasPrefix(shard, "messages/") {
+			sharded = append(sharded, shard)
+		}
+	}
+	slices.Sort(sharded)
+	switch {
+	case scatterOps[op] && len(sharded) < 2:
+		t.Errorf("%s: reached shards %v, documented as a scatter over every shard", op, calls)
+	case !scatterOps[op] && len(sharded) > 1:
+		t.Errorf("%s: vtgate sent it to %v (statements per shard: %v), want one shard", op, sharded, calls)
+	}
+}
+
 // No table of the service numbers its rows: ids are minted by the application, so shards
 // never need a shared sequence. Goose's own bookkeeping table is the one exception.
 func TestNoAutoIncrement(t *testing.T) {
@@ -348,13 +380,17 @@ func TestNoAutoIncrement(t *testing.T) {
 	}
 	dbtest.Each(t, func(t *testing.T, s *store.Store) {
 		var tables []string
-		q := "SELECT DISTINCT table_name FROM information_schema.columns WHERE table_schema = DATABASE() AND extra LIKE '%auto_increment%'"
-		if s.Dialect() == store.DialectSQLite {
-			// SQLite records every AUTOINCREMENT table in sqlite_sequence once it has a row.
-			q = "SELECT name FROM sqlite_sequence"
-		}
-		if err := s.DB().Raw(q).Scan(&tables).Error; err != nil {
-			t.Fatal(err)
+		for _, table := range tableNames(t, s) {
+			q := "SELECT DISTINCT table_name FROM information_schema.columns WHERE table_schema = " + schemaOf(t, s, table) + " AND table_name = ? AND extra LIKE '%auto_increment%'"
+			if s.Dialect() == store.DialectSQLite {
+				// SQLite records every AUTOINCREMENT table in sqlite_sequence once it has a row.
+				q = "SELECT name FROM sqlite_sequence WHERE name = ?"
+			}
+			var some []string
+			if err := s.DB().Raw(q, table).Scan(&some).Error; err != nil {
+				t.Fatal(err)
+			}
+			tables = append(tables, some...)
 		}
 		if diff := cmp.Diff([]string{versionTable}, tables); diff != "" {
 			t.Errorf("tables with AUTO_INCREMENT (-want +got):\n%s", diff)
