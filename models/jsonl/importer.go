@@ -56,6 +56,11 @@ type importer struct {
 	// chunk, when not 0, commits every batch of at most chunk messages and chunkBytes of
 	// input on its own.
 	chunk, chunkBytes int
+	// perEnvironment, chunked, also ends a batch where the environment changes, so each
+	// committed batch is one environment's: one shard's transaction on a sharded database.
+	perEnvironment bool
+	batchEnv       string
+	lastLine       int // the line of the last record added to the batch
 	envs              map[string]string     // environment id -> organization id
 	subs              map[string]seenRecord // subscriber _id
 	tpls              map[string]seenRecord // template _id
@@ -74,6 +79,14 @@ func newImporter(ctx context.Context, s *store.Store, stats *ImportStats, o Impo
 // add takes one validated record, checking it against the records of earlier lines.
 func (imp *importer) add(line int, rec record) error {
 	m := rec.Message
+	if imp.perEnvironment && m.EnvironmentID != imp.batchEnv {
+		if len(imp.msgs.rows) > 0 {
+			if err := imp.flush(); err != nil {
+				return err
+			}
+		}
+		imp.batchEnv = m.EnvironmentID
+	}
 	if m.Severity == "" && m.Template != nil {
 		// A message without a severity of its own takes its workflow's.
 		m.Severity = m.Template.Severity
@@ -117,6 +130,7 @@ func (imp *importer) add(line int, rec record) error {
 	}
 	imp.stats.Messages++
 	imp.msgs.put(m.ID, line, m)
+	imp.lastLine = line
 	return nil
 }
 
@@ -169,7 +183,7 @@ func (imp *importer) flush() error {
 	}
 	// Only now: a transaction run again after a conflict writes the same batch again.
 	if imp.chunk > 0 && !imp.check {
-		imp.stats.Committed = imp.stats.Lines
+		imp.stats.Committed = imp.lastLine
 	}
 	imp.stats.Deleted += imp.deleted
 	imp.deleted = 0

@@ -57,6 +57,9 @@ const rowsPerMessage = 11
 // On SQLite and a single MySQL server it runs in one transaction: all or nothing. A
 // seekable reader (a file) is read again when that transaction loses a conflict.
 //
+// On Vitess, where a transaction over several shards commits on each without being
+// atomic, it runs as on Galera, each chunk one environment's (one shard's) transaction.
+//
 // On a Galera node, which certifies a transaction whole within wsrep_max_ws_rows and
 // wsrep_max_ws_size and where one long transaction loses to every short write committed
 // meanwhile, it runs in two passes (a stream is copied to a temporary file first): the
@@ -98,8 +101,8 @@ func ImportWith(ctx context.Context, s *store.Store, r io.Reader, o ImportOption
 	if err != nil {
 		return stats, err
 	}
-	if limit.Certified {
-		return importChunked(ctx, s, r, o, limit)
+	if limit.Certified || s.Vitess() {
+		return importChunked(ctx, s, r, o, limit, s.Vitess())
 	}
 	// A file can be read again from where it started, so its transaction runs again after
 	// losing a conflict with a concurrent writer. A stream cannot: a conflict fails it
@@ -129,9 +132,10 @@ func ImportWith(ctx context.Context, s *store.Store, r io.Reader, o ImportOption
 	return stats, nil
 }
 
-// importChunked is Import on a Galera node: a pass that checks, then a pass that commits
-// chunk by chunk.
-func importChunked(ctx context.Context, s *store.Store, r io.Reader, o ImportOptions, limit store.WriteSetLimit) (ImportStats, error) {
+// importChunked is Import on a Galera node or a sharded (Vitess) database: a pass that
+// checks, then a pass that commits chunk by chunk; sharded, a chunk is of one environment,
+// so each transaction is one shard's.
+func importChunked(ctx context.Context, s *store.Store, r io.Reader, o ImportOptions, limit store.WriteSetLimit, sharded bool) (ImportStats, error) {
 	progress := o.Progress
 	var stats ImportStats
 	file, done, err := rewindable(r)
@@ -154,6 +158,7 @@ func importChunked(ctx context.Context, s *store.Store, r io.Reader, o ImportOpt
 	stats = ImportStats{}
 	imp := newImporter(ctx, s, &stats, o)
 	imp.chunk, imp.chunkBytes = batchSize, maxBatchBytes
+	imp.perEnvironment = sharded
 	if limit.Rows > 0 {
 		imp.chunk = max(1, min(imp.chunk, int(limit.Rows)/rowsPerMessage))
 	}

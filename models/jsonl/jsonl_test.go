@@ -561,6 +561,39 @@ func TestImportChunked(t *testing.T) {
 	})
 }
 
+// TestImportShardedCommitsEachEnvironmentAlone runs the import as on Vitess, where a
+// transaction over several shards is not atomic: each committed chunk is one
+// environment's, so a stop inside the second environment leaves exactly the first
+// committed (chunked by size alone, its last chunk would have carried the second's first
+// lines), and running it again completes both.
+func TestImportShardedCommitsEachEnvironmentAlone(t *testing.T) {
+	dbtest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		a, fileA, linesA := exportedFixture(t, s)
+		b, fileB, linesB := exportedFixture(t, s)
+		file := append(slices.Clone(fileA), fileB...)
+		fresh := dbtest.Open(t, s.Dialect())
+
+		// The read fails in the second environment's third line: its first two are read.
+		stopped := &failingSecondRead{ReadSeeker: bytes.NewReader(file), after: len(fileA) + len(bytes.Join(linesB[:2], nil)) + 10}
+		stats, err := jsonl.ImportSharded(ctx, fresh, stopped, jsonl.ImportOptions{})
+		if err == nil || stats.Committed != len(linesA) {
+			t.Fatalf("stopped in the second environment's third line: %v, %d lines committed; want an error and the first environment's %d lines committed", err, stats.Committed, len(linesA))
+		}
+		if _, err := jsonl.ImportSharded(ctx, fresh, bytes.NewReader(file), jsonl.ImportOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for _, env := range []struct {
+			id   string
+			file []byte
+		}{{a.Env.ID, fileA}, {b.Env.ID, fileB}} {
+			if diff := cmp.Diff(string(env.file), string(dbtest.Export(t, fresh, env.id))); diff != "" {
+				t.Errorf("environment %s after the import ran again (-original +imported):\n%s", env.id, diff)
+			}
+		}
+	})
+}
+
 // failingSecondRead reads normally once through, then fails after its first after bytes:
 // the second pass of a chunked import stopping half way.
 type failingSecondRead struct {

@@ -194,7 +194,7 @@ type WriteSetLimit struct {
 // WriteSetLimit asks the database how much one transaction may write.
 func (s *Store) WriteSetLimit(ctx context.Context) (WriteSetLimit, error) {
 	var l WriteSetLimit
-	if s.dialect != DialectMySQL {
+	if s.dialect != DialectMySQL || s.vitess {
 		return l, nil
 	}
 	// SHOW VARIABLES, not @@wsrep_on: MySQL without Galera has no such variable.

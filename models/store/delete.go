@@ -186,7 +186,9 @@ func (s *Store) DeletedSince(ctx context.Context, ids []string, since time.Time)
 	}
 	var found []string
 	q := s.conn(ctx).Model(&MessageDeletion{}).Where("id IN ?", ids).
-		Where("NOT EXISTS (SELECT 1 FROM messages WHERE messages.id = message_deletions.id)")
+		// The environment in the correlation keeps the subquery on the tombstone's shard
+		// (Vitess merges a subquery correlated on the shard key, and refuses others).
+		Where("NOT EXISTS (SELECT 1 FROM messages WHERE messages.id = message_deletions.id AND messages.environment_id = message_deletions.environment_id)")
 	if !since.IsZero() {
 		q = q.Where("deleted_at >= ?", s.stampArg(since))
 	}

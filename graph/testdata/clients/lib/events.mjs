@@ -13,7 +13,6 @@ import { createClient as createSSEClient } from 'graphql-sse';
 import { createClient as createWSClient } from 'graphql-ws';
 import WebSocket from 'ws';
 
-import { run, which } from '../../../../rest/testdata/sdk/lib/process.mjs';
 import { ctx } from './context.mjs';
 
 /** How long any one wait for an event lasts before the test fails. */
@@ -217,17 +216,9 @@ export async function insertRow({ environmentId, organizationId, subscriberRecor
   return id;
 }
 
-/** mariadb runs a statement in the suite's own database with the MariaDB client. */
+/** mariadb runs a statement in the suite's database with the MariaDB client (through vtgate on Vitess). */
 async function mariadb(statement) {
-  const client = which(['mariadb', 'mysql']);
-  if (!client) throw new Error('neither the mariadb nor the mysql client is on PATH');
-  const url = new URL(ctx.server.databaseURL);
-  try {
-    await run(client, ['-h', url.hostname, '-P', url.port || '3306', '-u', decodeURIComponent(url.username), '--batch',
-      '-D', ctx.server.dbName, '-e', statement], { timeout: 30_000 });
-  } catch (err) {
-    throw new Error(`MariaDB refused ${statement}: ${err.stderr || err.message}`);
-  }
+  await ctx.server.sql(statement);
 }
 
 /** importRecords loads records (the import format, one per line) with the server binary's import command. */

@@ -9,24 +9,14 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { buildServer, run, serve, stopServer, which } from '../../sdk/lib/process.mjs';
+import { Database } from '../../sdk/lib/database.mjs';
+import { buildServer, run, serve, stopServer } from '../../sdk/lib/process.mjs';
 
 /** The repository root: this directory is rest/testdata/inbox/lib. */
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
 
 /** The browser origin the server allows, for the CORS checks. */
 export const allowedOrigin = 'https://app.example.com';
-
-async function sql(statement) {
-  const client = which(['mariadb', 'mysql']);
-  if (!client) throw new Error('neither the mariadb nor the mysql client is on PATH; the suite needs MariaDB at 127.0.0.1:3306');
-  try {
-    const { stdout } = await run(client, ['-h', '127.0.0.1', '-P', '3306', '-u', 'root', '--batch', '--skip-column-names', '-e', statement], { timeout: 30_000 });
-    return stdout;
-  } catch (err) {
-    throw new Error(`MariaDB at 127.0.0.1:3306 (root, no password) refused "${statement}": ${err.stderr || err.message}`);
-  }
-}
 
 /**
  * Server is one running instance with its database; stop() undoes whatever start() got
@@ -35,10 +25,9 @@ async function sql(statement) {
 export class Server {
   constructor({ origins = [allowedOrigin] } = {}) {
     this.origins = origins;
-    this.dbName = `inbox_${randomBytes(6).toString('hex')}`;
-    this.databaseURL = `mysql://root@127.0.0.1:3306/${this.dbName}`;
+    this.db = new Database('inbox');
+    this.databaseURL = this.db.url;
     this.env = { ...process.env, API_KEY_SECRET: randomBytes(32).toString('hex') };
-    this.dbCreated = false;
     this.proc = null;
     this.dir = null;
     this.baseURL = null;
@@ -51,7 +40,7 @@ export class Server {
   /** cliWithin is cli with its own bound, in milliseconds. */
   async cliWithin(timeout, ...args) {
     try {
-      const { stdout } = await run(this.binary, ['--database-url', this.databaseURL, ...args],
+      const { stdout } = await run(this.binary, [...this.db.cliArgs, ...args],
         { timeout, maxBuffer: 16 << 20, env: this.env });
       return stdout;
     } catch (err) {
@@ -64,8 +53,7 @@ export class Server {
     this.dir = await mkdtemp(join(tmpdir(), 'inbox-client-'));
     this.binary = join(this.dir, 'server');
     await buildServer(repoRoot, this.binary);
-    await sql(`CREATE DATABASE \`${this.dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    this.dbCreated = true;
+    await this.db.create();
     await this.cli('migrate');
     const file = join(this.dir, 'messages.jsonl');
     await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -81,12 +69,12 @@ export class Server {
 
   /** sql runs statement on the server's database with the mariadb client: a writer that is not this server. */
   async sql(statement) {
-    await sql(`USE \`${this.dbName}\`; ${statement}`);
+    await this.db.sql(statement);
   }
 
   /** scalar is the one number a query of the server's database answers, read with the mariadb client. */
   async scalar(statement) {
-    return Number((await sql(`USE \`${this.dbName}\`; ${statement}`)).trim());
+    return Number((await this.db.sql(statement)).trim());
   }
 
   /** import loads more records with the server's import, in another process, within timeout milliseconds. */
@@ -112,7 +100,7 @@ export class Server {
   async stop() {
     await stopServer(this.proc);
     try {
-      if (this.dbCreated) await sql(`DROP DATABASE IF EXISTS \`${this.dbName}\``);
+      await this.db.drop();
     } finally {
       if (this.dir) await rm(this.dir, { recursive: true, force: true });
     }

@@ -2,30 +2,16 @@
 // own that is created for the run and dropped after it, loaded through the server's own
 // CLI (migrate, import, apikey create).
 
-import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-import { buildServer, run, serve, stopServer, which } from './process.mjs';
+import { Database } from './database.mjs';
+import { buildServer, run, serve, stopServer } from './process.mjs';
 
 /** The repository root: this directory is rest/testdata/sdk/lib. */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), '../../../..');
-
-const mariadbHost = '127.0.0.1';
-const mariadbPort = 3306;
-
-/** sql runs statements with the MariaDB client as root, failing loudly when it cannot connect. */
-async function sql(statement) {
-  const client = which(['mariadb', 'mysql']);
-  if (!client) throw new Error('neither the mariadb nor the mysql client is on PATH; the suite needs MariaDB at 127.0.0.1:3306');
-  try {
-    await run(client, ['-h', mariadbHost, '-P', String(mariadbPort), '-u', 'root', '--batch', '-e', statement], { timeout: 30_000 });
-  } catch (err) {
-    throw new Error(`MariaDB at ${mariadbHost}:${mariadbPort} (root, no password) refused "${statement}": ${err.stderr || err.message}`);
-  }
-}
 
 /**
  * Server is one running instance with its database. start() does everything up to a
@@ -34,9 +20,8 @@ async function sql(statement) {
  */
 export class Server {
   constructor() {
-    this.dbName = `sdk_${randomBytes(6).toString('hex')}`;
-    this.databaseURL = `mysql://root@${mariadbHost}:${mariadbPort}/${this.dbName}`;
-    this.dbCreated = false;
+    this.db = new Database('sdk');
+    this.databaseURL = this.db.url;
     this.proc = null;
     this.logs = [];
     this.dir = null;
@@ -46,7 +31,7 @@ export class Server {
   /** cli runs one server subcommand against the database and returns its stdout. */
   async cli(...args) {
     try {
-      const { stdout } = await run(this.binary, ['--database-url', this.databaseURL, ...args], { timeout: 120_000, maxBuffer: 16 << 20 });
+      const { stdout } = await run(this.binary, [...this.db.cliArgs, ...args], { timeout: 120_000, maxBuffer: 16 << 20 });
       return stdout;
     } catch (err) {
       throw new Error(`server ${args.join(' ')} failed (exit ${err.code}): ${err.stderr || err.message}`);
@@ -59,8 +44,7 @@ export class Server {
     this.binary = join(this.dir, 'server');
     await buildServer(repoRoot, this.binary);
 
-    await sql(`CREATE DATABASE \`${this.dbName}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
-    this.dbCreated = true;
+    await this.db.create();
     await this.cli('migrate');
     const file = join(this.dir, 'messages.jsonl');
     await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -93,14 +77,14 @@ export class Server {
 
   /** sql runs statements in the server's database, as another program writing to it would. */
   async sql(statement) {
-    await sql(`USE \`${this.dbName}\`; ${statement}`);
+    return this.db.sql(statement);
   }
 
   /** stop kills the server, drops the database and removes the build. */
   async stop() {
     await stopServer(this.proc);
     try {
-      if (this.dbCreated) await sql(`DROP DATABASE IF EXISTS \`${this.dbName}\``);
+      await this.db.drop();
     } finally {
       if (this.dir) await rm(this.dir, { recursive: true, force: true });
     }
