@@ -60,15 +60,15 @@ type importer struct {
 	// committed batch is one environment's: one shard's transaction on a sharded database.
 	perEnvironment bool
 	batchEnv       string
-	lastLine       int // the line of the last record added to the batch
-	envs              map[string]string     // environment id -> organization id
-	subs              map[string]seenRecord // subscriber _id
-	tpls              map[string]seenRecord // template _id
-	extID             map[string]string     // environment + "\x00" + subscriberId -> subscriber _id
-	msgs              pending[*models.Message]
-	psubs             pending[*models.Subscriber]
-	ptpls             pending[*models.Template]
-	bytes             int // input size of the batch
+	lastLine       int                   // the line of the last record added to the batch
+	envs           map[string]string     // environment id -> organization id
+	subs           map[string]seenRecord // subscriber _id
+	tpls           map[string]seenRecord // template _id
+	extID          map[string]string     // environment + "\x00" + subscriberId -> subscriber _id
+	msgs           pending[*models.Message]
+	psubs          pending[*models.Subscriber]
+	ptpls          pending[*models.Template]
+	bytes          int // input size of the batch
 }
 
 func newImporter(ctx context.Context, s *store.Store, stats *ImportStats, o ImportOptions) *importer {

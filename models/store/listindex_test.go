@@ -71,7 +71,7 @@ func TestListPlansAmongManyTenants(t *testing.T) {
 	env := stats.EnvironmentID
 	var columns []string
 	if err := s.DB().Raw(`SELECT column_name FROM information_schema.columns
-		WHERE table_schema = `+schemaOf(t, s, "messages")+` AND table_name = 'messages' ORDER BY ordinal_position`).Scan(&columns).Error; err != nil {
+		WHERE table_schema = ` + schemaOf(t, s, "messages") + ` AND table_name = 'messages' ORDER BY ordinal_position`).Scan(&columns).Error; err != nil {
 		t.Fatal(err)
 	}
 	// Copies of 2,000 of its messages, spread over 1,000 other environments.
