@@ -121,10 +121,12 @@ func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64,
 // withLockWait runs fn on the transaction ctx carries with InnoDB's lock wait cut to d
 // (whole seconds, at least one), then restores the connection's own setting: a second
 // instance claiming a key another one holds answers "in progress" in about d instead of
-// InnoDB's 50 s. Elsewhere it just runs fn.
+// InnoDB's 50 s. Elsewhere it just runs fn. On Vitess too: vtgate would read the session
+// variable from a shard of its choosing, making the claim's transaction one of two
+// shards; there a claim waits for the holder until the request's deadline.
 func (s *Store) withLockWait(ctx context.Context, d time.Duration, fn func(db *gorm.DB) error) error {
 	db := s.conn(ctx)
-	if s.dialect != DialectMySQL || d <= 0 {
+	if s.dialect != DialectMySQL || s.vitess || d <= 0 {
 		return fn(db)
 	}
 	var prev int

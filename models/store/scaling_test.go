@@ -44,7 +44,7 @@ type scatter struct {
 var scatters = []scatter{
 	{"auth", regexp.MustCompile(`where api_keys\.hash = \?`), "an API key is found by its hash before its environment is known"},
 	{"import", regexp.MustCompile(`^select id, environment_id from (subscribers|templates|messages) where id in \(`), "import refuses ids another environment already holds"},
-	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and not exists \(select 1 from messages where messages\.id = message_deletions\.id and messages\.environment_id = message_deletions\.environment_id\)`), "import leaves out the messages deleted since its file was written, found by id"},
+	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and \(?not exists \(select 1 from messages where messages\.id = message_deletions\.id and messages\.environment_id = message_deletions\.environment_id\)`), "import leaves out the messages deleted since its file was written, found by id"},
 	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together"},
 	{"apikey list", regexp.MustCompile(`^select \* from api_keys order by created_at, id$`), "the admin listing of every key"},
 	{"apikey revoke", regexp.MustCompile(`^update api_keys set revoked_at=\? where id = \? and revoked_at is null$`), "the admin revokes a key by its id"},

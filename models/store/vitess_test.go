@@ -5,6 +5,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"maps"
 	"slices"
@@ -22,8 +23,25 @@ import (
 // shardOf asks vtgate which shard the environment vindex places an environment on.
 func shardOf(t *testing.T, s *store.Store, environmentID string) string {
 	t.Helper()
+	// A vindex answers as a table of its keyspace, on a connection targeting it.
+	db, err := s.DB().DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // not back to the pool
+		_ = conn.Close()
+	}()
 	var shard string
-	if err := s.DB().Raw("SELECT shard FROM messages.environment WHERE id = ?", environmentID).Row().Scan(&shard); err != nil {
+	if _, err := conn.ExecContext(ctx, "USE messages"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT shard FROM environment WHERE id = ?", environmentID).Scan(&shard); err != nil {
 		t.Fatal(err)
 	}
 	return "messages/" + shard
