@@ -130,8 +130,8 @@ func emptyShard(t testing.TB, name, shardURL string) {
 	}
 }
 
-// VitessCalls returns how many statements vtgate has sent to each shard of the
-// deployment so far ("keyspace/shard"), from its counters at TEST_VITESS_VARS_URL
+// VitessCalls returns how many calls vtgate has made to each shard of the deployment so
+// far, by call and shard ("Execute keyspace/shard"), from its counters at TEST_VITESS_VARS_URL
 // (vtgate's /debug/vars): a test takes it before and after a request to see the shards
 // the request reached.
 func VitessCalls(t testing.TB) map[string]int64 {
@@ -166,7 +166,7 @@ func VitessCalls(t testing.TB) map[string]int64 {
 		if len(parts) != 4 {
 			continue
 		}
-		out[parts[1]+"/"+parts[2]] += h.Count
+		out[parts[0]+" "+parts[1]+"/"+parts[2]] += h.Count
 	}
 	return out
 }
