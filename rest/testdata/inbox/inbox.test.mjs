@@ -579,9 +579,15 @@ describe('live socket', () => {
   });
 });
 
+// LARGE_INBOX sizes it (100,000 unless set): .ci/run's pass on Vitess, where loading the
+// rows through vtgate takes minutes, runs it at 20,000, still a change carried on past
+// its request's deadline.
+const largeInbox = Number(process.env.LARGE_INBOX || 100_000);
+const largeName = largeInbox.toLocaleString('en');
+
 describe('a large inbox', () => {
-  test('readAll() on 100,000 unread messages completes: the count reaches 0 and agrees with COUNT(*)', async (t) => {
-    const n = 100_000;
+  test(`readAll() on ${largeName} unread messages completes: the count reaches 0 and agrees with COUNT(*)`, async (t) => {
+    const n = largeInbox;
     const loading = Date.now();
     await server.import(bulkInbox(n), 600_000);
     t.diagnostic(`${n} messages imported in ${Date.now() - loading} ms`);
@@ -610,8 +616,8 @@ describe('a large inbox', () => {
       [0, n, n], 'the counts the client reads agree with the rows');
   });
 
-  test('deleteAll() on those 100,000 messages completes: the count reaches 0 and agrees with COUNT(*)', async (t) => {
-    const n = 100_000;
+  test(`deleteAll() on those ${largeName} messages completes: the count reaches 0 and agrees with COUNT(*)`, async (t) => {
+    const n = largeInbox;
     const { novu } = await open({ app: keyA.app, key: keyA.key, subscriberId: bulkUser });
     assert.equal((await novu.notifications.count({})).data.count, n);
     // One call, as the client's "delete all" makes it; answered before the deadline, done

@@ -28,6 +28,9 @@ function hostPortDB(url) {
   return { host: u.hostname, port: Number(u.port || 3306), db: decodeURIComponent(u.pathname.slice(1)) };
 }
 
+/** liveVitess counts this process's servers on the Vitess deployment: only the first empties it. */
+let liveVitess = 0;
+
 export class Database {
   /** prefix names a MariaDB database of this suite's (prefix_<random>). */
   constructor(prefix) {
@@ -50,10 +53,13 @@ export class Database {
     return args;
   }
 
-  /** create makes the database empty and ready for `migrate`. */
+  /**
+   * create makes the database empty and ready for `migrate`. On Vitess a second server of
+   * the same process (a suite starting one with other settings) shares the first's data.
+   */
   async create() {
     if (this.vitessURL) {
-      await this.empty();
+      if (liveVitess++ === 0) await this.empty();
     } else {
       await client('127.0.0.1', 3306, '', `CREATE DATABASE \`${this.name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
     }
@@ -73,7 +79,12 @@ export class Database {
 
   /** drop removes what create made: the MariaDB database; Vitess is emptied by the next suite. */
   async drop() {
-    if (!this.created || this.vitessURL) return;
+    if (!this.created) return;
+    this.created = false;
+    if (this.vitessURL) {
+      liveVitess--;
+      return;
+    }
     await client('127.0.0.1', 3306, '', `DROP DATABASE IF EXISTS \`${this.name}\``);
   }
 
