@@ -432,7 +432,13 @@ func TestFeedPollCostIndependentOfSubscriptions(t *testing.T) {
 			w.subscribe(t, ptr(fmt.Sprintf("subscriber-%d", i)), nil)
 		}
 		busy := perPoll()
-		if idle > 1.5 || busy > idle+0.3 {
+		// One statement a poll, two on Vitess (the changes and the deletions: vtgate plans
+		// their union wrongly), and a read of the holds now and then.
+		most := 1.5
+		if s.Vitess() {
+			most = 2.5
+		}
+		if idle > most || busy > idle+0.3 {
 			t.Fatalf("statements per poll: %.2f without subscriptions, %.2f with 1,000", idle, busy)
 		}
 	})

@@ -29,10 +29,22 @@ type changeRow struct {
 // LatestChange is the newest position in the whole table, a deletion's included: where a
 // feed starts when it has nothing to resume. Zero when nothing was ever written.
 func (s *Store) LatestChange(ctx context.Context) (models.Position, error) {
+	const live = "SELECT id, changed_at FROM messages ORDER BY changed_at DESC, id DESC LIMIT 1"
+	const gone = "SELECT id, deleted_at AS changed_at FROM message_deletions ORDER BY deleted_at DESC, id DESC LIMIT 1"
 	var rows []changeRow
-	err := s.conn(ctx).Raw(`SELECT id, changed_at FROM (SELECT id, changed_at FROM messages ORDER BY changed_at DESC, id DESC LIMIT 1) AS live
-UNION ALL SELECT id, changed_at FROM (SELECT id, deleted_at AS changed_at FROM message_deletions ORDER BY deleted_at DESC, id DESC LIMIT 1) AS gone`).
-		Scan(&rows).Error
+	var err error
+	if s.vitess {
+		// vtgate plans the union of two scatters with their own order and limit wrongly
+		// (its shards answered "different number of columns"): two statements instead.
+		var more []changeRow
+		if err = s.conn(ctx).Raw(live).Scan(&rows).Error; err == nil {
+			err = s.conn(ctx).Raw(gone).Scan(&more).Error
+			rows = append(rows, more...)
+		}
+	} else {
+		err = s.conn(ctx).Raw(`SELECT id, changed_at FROM (` + live + `) AS live
+UNION ALL SELECT id, changed_at FROM (` + gone + `) AS gone`).Scan(&rows).Error
+	}
 	if err != nil || len(rows) == 0 {
 		return models.Position{}, err
 	}
@@ -80,16 +92,34 @@ func (s *Store) ChangedSince(ctx context.Context, from time.Time, after *models.
 		gone += " AND (deleted_at > ? OR (deleted_at = ? AND id > ?))"
 		args = append(args, at, at, after.ID)
 	}
-	var rows []struct {
+	type changed struct {
 		ID        string
 		ChangedAt models.Stamp
 		Deleted   bool
 	}
-	err := s.conn(ctx).Raw(`SELECT id, changed_at, deleted FROM (SELECT id, changed_at, 0 AS deleted FROM messages WHERE `+live+`
-    ORDER BY changed_at, id LIMIT ?) AS live
-UNION ALL SELECT id, changed_at, deleted FROM (SELECT id, deleted_at AS changed_at, 1 AS deleted FROM message_deletions WHERE `+gone+`
-    ORDER BY deleted_at, id LIMIT ?) AS gone
+	var rows []changed
+	liveSQL := `SELECT id, changed_at, 0 AS deleted FROM messages WHERE ` + live + ` ORDER BY changed_at, id LIMIT ?`
+	goneSQL := `SELECT id, deleted_at AS changed_at, 1 AS deleted FROM message_deletions WHERE ` + gone + ` ORDER BY deleted_at, id LIMIT ?`
+	var err error
+	if s.vitess {
+		// Two statements merged here: vtgate plans their union wrongly (LatestChange).
+		var more []changed
+		if err = s.conn(ctx).Raw(liveSQL, append(slices.Clone(args), limit)...).Scan(&rows).Error; err == nil {
+			err = s.conn(ctx).Raw(goneSQL, append(slices.Clone(args), limit)...).Scan(&more).Error
+		}
+		rows = append(rows, more...)
+		slices.SortFunc(rows, func(a, b changed) int {
+			if c := a.ChangedAt.Time.Compare(b.ChangedAt.Time); c != 0 {
+				return c
+			}
+			return strings.Compare(a.ID, b.ID)
+		})
+		rows = rows[:min(len(rows), limit)]
+	} else {
+		err = s.conn(ctx).Raw(`SELECT id, changed_at, deleted FROM (`+liveSQL+`) AS live
+UNION ALL SELECT id, changed_at, deleted FROM (`+goneSQL+`) AS gone
 ORDER BY changed_at, id LIMIT ?`, slices.Concat(args, []any{limit}, args, []any{limit, limit})...).Scan(&rows).Error
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -38,19 +38,26 @@ type scatter struct {
 	op     string
 	sql    *regexp.Regexp
 	reason string
+	// vitess, when set, is whether the statement is Vitess's form (true) or the one
+	// every other engine runs (false).
+	vitess *bool
 }
+
+var onVitess, offVitess = new(true), new(false)
 
 // scatters are the documented exceptions, and the only ones: each must still occur.
 var scatters = []scatter{
-	{"auth", regexp.MustCompile(`where api_keys\.hash = \?`), "an API key is found by its hash before its environment is known"},
-	{"import", regexp.MustCompile(`^select id, environment_id from (subscribers|templates|messages) where id in \(`), "import refuses ids another environment already holds"},
-	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and \(?not exists \(select 1 from messages where messages\.id = message_deletions\.id and messages\.environment_id = message_deletions\.environment_id\)`), "import leaves out the messages deleted since its file was written, found by id"},
-	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together"},
-	{"apikey list", regexp.MustCompile(`^select \* from api_keys order by created_at, id$`), "the admin listing of every key"},
-	{"apikey revoke", regexp.MustCompile(`^update api_keys set revoked_at=\? where id = \? and revoked_at is null$`), "the admin revokes a key by its id"},
-	{"feed", regexp.MustCompile(`^select id, changed_at from \(select id, changed_at from messages order by changed_at desc, id desc limit 1\) as live union all select id, changed_at from \(select id, deleted_at as changed_at from message_deletions order by deleted_at desc, id desc limit 1\) as gone$`), "the change feed starts from the newest change or deletion of every environment"},
-	{"feed", regexp.MustCompile(`^select id, changed_at, deleted from \(select id, changed_at, 0 as deleted from messages where changed_at >= \?.* union all select id, changed_at, deleted from \(select id, deleted_at as changed_at, 1 as deleted from message_deletions where deleted_at >= \?`), "the change feed's poll reads every environment's changes and deletions at once, once per interval per instance"},
-	{"feed", regexp.MustCompile(`^select messages\.id, .* from messages left join subscribers s on .* left join templates t on .* where messages\.id in \(.*\)$`), "the change feed loads the changed rows of every environment by id"},
+	{"auth", regexp.MustCompile(`where api_keys\.hash = \?`), "an API key is found by its hash before its environment is known", nil},
+	{"import", regexp.MustCompile(`^select id, environment_id from (subscribers|templates|messages) where id in \(`), "import refuses ids another environment already holds", nil},
+	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and \(?not exists \(select 1 from messages where messages\.id = message_deletions\.id and messages\.environment_id = message_deletions\.environment_id\)`), "import leaves out the messages deleted since its file was written, found by id", nil},
+	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together", nil},
+	{"apikey list", regexp.MustCompile(`^select \* from api_keys order by created_at, id$`), "the admin listing of every key", nil},
+	{"apikey revoke", regexp.MustCompile(`^update api_keys set revoked_at=\? where id = \? and revoked_at is null$`), "the admin revokes a key by its id", nil},
+	{"feed", regexp.MustCompile(`^select id, changed_at from \(select id, changed_at from messages order by changed_at desc, id desc limit 1\) as live union all select id, changed_at from \(select id, deleted_at as changed_at from message_deletions order by deleted_at desc, id desc limit 1\) as gone$`), "the change feed starts from the newest change or deletion of every environment", offVitess},
+	{"feed", regexp.MustCompile(`^select id, changed_at, deleted from \(select id, changed_at, 0 as deleted from messages where changed_at >= \?.* union all select id, changed_at, deleted from \(select id, deleted_at as changed_at, 1 as deleted from message_deletions where deleted_at >= \?`), "the change feed's poll reads every environment's changes and deletions at once, once per interval per instance", offVitess},
+	{"feed", regexp.MustCompile(`^select id, (changed_at|deleted_at as changed_at) from (messages|message_deletions) order by (changed_at|deleted_at) desc, id desc limit 1$`), "on Vitess the change feed's start is two statements (vtgate plans their union wrongly)", onVitess},
+	{"feed", regexp.MustCompile(`^select id, (changed_at, 0|deleted_at as changed_at, 1) as deleted from (messages|message_deletions) where (changed_at|deleted_at) >= \?`), "on Vitess the change feed's poll is two statements, merged by the server", onVitess},
+	{"feed", regexp.MustCompile(`^select messages\.id, .* from messages left join subscribers s on .* left join templates t on .* where messages\.id in \(.*\)$`), "the change feed loads the changed rows of every environment by id", nil},
 }
 
 // unsharded are the tables that are not a tenant's: on a sharded engine they live in an
@@ -327,6 +334,9 @@ func TestEveryTenantStatementCarriesEnvironmentID(t *testing.T) {
 			}
 		}
 		for i, sc := range scatters {
+			if sc.vitess != nil && *sc.vitess != s.Vitess() {
+				continue
+			}
 			if !used[i] {
 				t.Errorf("documented scatter of %s (%s) no longer occurs: update docs/scaling.md and this list", sc.op, sc.reason)
 			}
