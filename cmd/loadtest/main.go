@@ -14,7 +14,8 @@
 // Its other benchmarks are `loadtest events` (live updates), `loadtest peer` (against
 // PostGraphile), `loadtest hostile` (hostile clients), `loadtest idle` (idle
 // subscriptions beside graphql-ws's reference server) and `loadtest counts` (what live
-// counts and multi-filter count requests cost the database); each lives in its own package
+// counts and multi-filter count requests cost the database) and `loadtest vitess` (the
+// request paths on MariaDB directly and through Vitess); each lives in its own package
 // beneath this one, and main only mounts their commands.
 //
 // It refuses any address that is not loopback. Exit codes: 0 success, 1 failure, 2 bad usage.
@@ -36,6 +37,7 @@ import (
 	"messages/cmd/loadtest/hostile"
 	"messages/cmd/loadtest/idle"
 	"messages/cmd/loadtest/peer"
+	"messages/cmd/loadtest/vitessbench"
 	"messages/cmd/loadtest/walk"
 )
 
@@ -74,6 +76,6 @@ func command(getenv func(string) string, stdout, stderr io.Writer) *cli.Command 
 		Action: bench.Action(stdout, stderr),
 		Commands: []*cli.Command{bench.MedianCommand(stdout), events.Command(getenv, stdout, stderr), peer.Command(stdout, stderr),
 			walk.Command(getenv, stdout, stderr), hostile.Command(getenv, stdout, stderr), idle.Command(getenv, stdout, stderr),
-			counts.Command(getenv, stdout, stderr)},
+			counts.Command(getenv, stdout, stderr), vitessbench.Command(stdout, stderr)},
 	}
 }
