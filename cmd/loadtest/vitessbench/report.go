@@ -32,17 +32,24 @@ type vitessReport struct {
 type row struct {
 	Shape string `json:"shape"`
 	// P50 at 1 connection and requests/s at 4, by side.
-	DirectP50, VitessP50 float64
-	DirectRPS, VitessRPS float64
+	DirectP50 float64 `json:"directP50Ms"`
+	VitessP50 float64 `json:"vitessP50Ms"`
+	DirectRPS float64 `json:"directRequestsPerSecond"`
+	VitessRPS float64 `json:"vitessRequestsPerSecond"`
 	// Hop is the Vitess p50 less the direct one; P50Ratio and RPSRatio Vitess over direct.
-	Hop, P50Ratio, RPSRatio float64
+	Hop      float64 `json:"hopMs"`
+	P50Ratio float64 `json:"p50Ratio"`
+	RPSRatio float64 `json:"requestsPerSecondRatio"`
 	// Statements per request (the servers' db_statements_total), by side.
-	DirectStatements, VitessStatements float64
-	// Shards are the shards one request of each environment reached, "-80 2.00".
-	Shards []string
+	DirectStatements float64 `json:"directStatementsPerRequest"`
+	VitessStatements float64 `json:"vitessStatementsPerRequest"`
+	// Shards are vtgate's statements to each shard per request, one entry per environment
+	// ("messages/-80 2.00").
+	Shards []string `json:"shards"`
 	// Defects: a p50 above twice the direct one, a scatter.
-	Slow, Scatter bool
-	Errors        int
+	Slow    bool `json:"slow"`
+	Scatter bool `json:"scatter"`
+	Errors  int  `json:"errors"`
 }
 
 // rows takes the medians of the samples per shape and side.
