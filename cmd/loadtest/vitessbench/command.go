@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -34,6 +35,9 @@ type config struct {
 	countRequests        int // requests of each shape and environment in the statement count
 	messages             int // the dataset's size, for the report
 	jsonPath             string
+	// vitessPIDs are the processes of the deployment (vtcombo: vtgate and the tablets),
+	// whose CPU per request is the hop's cost in CPU; none: not measured.
+	vitessPIDs []int
 }
 
 // environment is one of the environments the requests take turns on, with its API key on
@@ -74,6 +78,7 @@ environment that reaches a second shard of the sharded keyspace is a scatter. Sh
 			&cli.IntFlag{Name: "count-requests", Usage: "requests of each shape and environment whose statements are counted", Value: 100},
 			&cli.IntFlag{Name: "messages", Usage: "messages in the dataset, for the report only"},
 			&cli.StringFlag{Name: "json", Usage: "also write the results as JSON to this file"},
+			&cli.StringFlag{Name: "vitess-pids", Usage: "comma-separated process ids of the deployment (vtcombo: vtgate and the tablets), whose CPU per request the table shows"},
 		},
 		Action: func(ctx context.Context, cmd *cli.Command) error {
 			c, err := configFrom(cmd)
@@ -115,6 +120,13 @@ func configFrom(cmd *cli.Command) (config, error) {
 	}
 	for i := range ids {
 		c.envs = append(c.envs, environment{ID: ids[i], Subscriber: subs[i], directKey: dk[i], vitessKey: vk[i]})
+	}
+	for _, f := range splitList(cmd.String("vitess-pids")) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid < 1 {
+			return c, cmdline.Usage(fmt.Errorf("--vitess-pids: %q is not a process id", f))
+		}
+		c.vitessPIDs = append(c.vitessPIDs, pid)
 	}
 	var err error
 	if c.shapes, err = parseShapes(cmd.String("shapes")); err != nil {

@@ -43,6 +43,9 @@ type row struct {
 	// Statements per request (the servers' db_statements_total), by side.
 	DirectStatements float64 `json:"directStatementsPerRequest"`
 	VitessStatements float64 `json:"vitessStatementsPerRequest"`
+	// DeploymentCPU is the CPU milliseconds per request of vtgate and the tablets, at 4
+	// connections (-1: not measured).
+	DeploymentCPU float64 `json:"deploymentCpuMsPerRequest"`
 	// Shards are vtgate's statements to each shard per request, one entry per environment
 	// ("messages/-80 2.00").
 	Shards []string `json:"shards"`
@@ -66,12 +69,14 @@ func rows(names []string, samples []sample, shards []shardCount) []row {
 	p50 := func(s sample) float64 { return s.P50 }
 	rps := func(s sample) float64 { return s.PerSecond }
 	sql := func(s sample) float64 { return s.Statements }
+	cpu := func(s sample) float64 { return s.CPUMS }
 	var out []row
 	for _, name := range names {
 		r := row{Shape: name,
 			DirectP50: median(name, "direct", 1, p50), VitessP50: median(name, "vitess", 1, p50),
 			DirectRPS: median(name, "direct", 4, rps), VitessRPS: median(name, "vitess", 4, rps),
-			DirectStatements: median(name, "direct", 1, sql), VitessStatements: median(name, "vitess", 1, sql)}
+			DirectStatements: median(name, "direct", 1, sql), VitessStatements: median(name, "vitess", 1, sql),
+			DeploymentCPU: median(name, "vitess", 4, cpu)}
 		r.Hop = measure.Round2(r.VitessP50 - r.DirectP50)
 		if r.DirectP50 > 0 {
 			r.P50Ratio = measure.Round2(r.VitessP50 / r.DirectP50)
@@ -107,11 +112,12 @@ func (r *vitessReport) writeTable(w io.Writer) {
 		count(r.Messages), len(r.Environments))
 	fmt.Fprintf(w, "median of %d rounds of %s, page %d, cursor %d rows deep; p50 at 1 connection, req/s at 4\n\n", r.Rounds, r.Duration, r.PageSize, r.Depth)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "shape\tdirect p50\tVitess p50\thop\tratio\tdirect req/s\tVitess req/s\tratio\tSQL/req\tcalls per request by shard (one line per environment)\t")
+	fmt.Fprintln(tw, "shape\tdirect p50\tVitess p50\thop\tratio\tdirect req/s\tVitess req/s\tratio\tSQL/req\tVitess CPU/req\tcalls per request by shard (one line per environment)\t")
 	for _, x := range r.Rows {
 		shards := strings.Join(x.Shards, " | ")
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.2f ms\t%s\t%.0f\t%.0f\t%s\t%.2f / %.2f\t%s\t\n", x.Shape, report.MS(x.DirectP50), report.MS(x.VitessP50),
-			x.Hop, report.Ratio(x.P50Ratio), x.DirectRPS, x.VitessRPS, report.Ratio(x.RPSRatio), x.DirectStatements, x.VitessStatements, shards)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%+.2f ms\t%s\t%.0f\t%.0f\t%s\t%.2f / %.2f\t%s\t%s\t\n", x.Shape, report.MS(x.DirectP50), report.MS(x.VitessP50),
+			x.Hop, report.Ratio(x.P50Ratio), x.DirectRPS, x.VitessRPS, report.Ratio(x.RPSRatio), x.DirectStatements, x.VitessStatements,
+			report.MS(x.DeploymentCPU), shards)
 	}
 	_ = tw.Flush()
 	for _, x := range r.Rows {

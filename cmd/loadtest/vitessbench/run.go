@@ -32,6 +32,9 @@ type sample struct {
 	P95         float64 `json:"p95Ms"`
 	// Statements is the server's db_statements_total per request (its /metrics).
 	Statements float64 `json:"statementsPerRequest"`
+	// CPUMS is the CPU milliseconds per request of the deployment's processes (the
+	// Vitess side with --vitess-pids only; -1 otherwise).
+	CPUMS float64 `json:"deploymentCpuMsPerRequest"`
 }
 
 // run prepares both sides, counts each shape's statements per shard, measures, and
@@ -74,8 +77,8 @@ func run(ctx context.Context, c config, stdout, log io.Writer) error {
 						return err
 					}
 					rep.Samples = append(rep.Samples, m)
-					fmt.Fprintf(log, "%d conn, round %d: %-10s %-6s p50 %s, %.1f req/s, %d errors, SQL %.2f/req\n",
-						conns, round, name, s.name, report.MS(m.P50), m.PerSecond, m.Errors, m.Statements)
+					fmt.Fprintf(log, "%d conn, round %d: %-10s %-6s p50 %s, %.1f req/s, %d errors, SQL %.2f/req, deployment CPU %.2f ms/req\n",
+						conns, round, name, s.name, report.MS(m.P50), m.PerSecond, m.Errors, m.Statements, m.CPUMS)
 				}
 			}
 		}
@@ -118,6 +121,14 @@ func measureSide(ctx context.Context, client *http.Client, s *side, c config, at
 		warm.Duration = c.warmup
 		measure.Run(ctx, op, warm)
 	}
+	pids := c.vitessPIDs
+	if s.name != "vitess" {
+		pids = nil
+	}
+	ticksBefore, err := cpuTicks(pids)
+	if err != nil {
+		return at, err
+	}
 	before, err := statements(ctx, client, s.url)
 	if err != nil {
 		return at, err
@@ -130,12 +141,33 @@ func measureSide(ctx context.Context, client *http.Client, s *side, c config, at
 	if err != nil {
 		return at, err
 	}
+	ticksAfter, err := cpuTicks(pids)
+	if err != nil {
+		return at, err
+	}
+	at.CPUMS = -1
 	if m.Requests > 0 {
 		at.Statements = measure.Round2((after - before) / float64(m.Requests))
+		if len(pids) > 0 {
+			at.CPUMS = measure.Round2(float64(ticksAfter-ticksBefore) * 1000 / measure.ClockTicks / float64(m.Requests))
+		}
 	}
 	at.Requests, at.Errors, at.FirstError = m.Requests, m.Errors, m.FirstError
 	at.PerSecond, at.P50, at.P95 = measure.Round2(m.PerSecond()), measure.MS(m.Latencies.P50), measure.MS(m.Latencies.P95)
 	return at, nil
+}
+
+// cpuTicks sums the CPU time the processes pids have used so far.
+func cpuTicks(pids []int) (int64, error) {
+	var total int64
+	for _, pid := range pids {
+		t, err := measure.ReadCPUTicks(pid)
+		if err != nil {
+			return 0, fmt.Errorf("the CPU time of process %d: %w", pid, err)
+		}
+		total += t
+	}
+	return total, nil
 }
 
 // statements reads the server's db_statements_total.

@@ -68,13 +68,13 @@ func TestScatterIsTwoShardsOfTheShardedKeyspace(t *testing.T) {
 func TestRowsFlagASlowPathAndAScatter(t *testing.T) {
 	samples := []sample{
 		{Shape: "list", Side: "direct", Connections: 1, P50: 2}, {Shape: "list", Side: "vitess", Connections: 1, P50: 2.4},
-		{Shape: "list", Side: "direct", Connections: 4, PerSecond: 1000}, {Shape: "list", Side: "vitess", Connections: 4, PerSecond: 800},
+		{Shape: "list", Side: "direct", Connections: 4, PerSecond: 1000}, {Shape: "list", Side: "vitess", Connections: 4, PerSecond: 800, CPUMS: 1.5},
 		{Shape: "mark", Side: "direct", Connections: 1, P50: 2}, {Shape: "mark", Side: "vitess", Connections: 1, P50: 5},
 	}
 	shards := []shardCount{{Shape: "list", Shards: map[string]float64{"messages/-80": 2}},
 		{Shape: "mark", Shards: map[string]float64{"messages/-80": 1, "messages/80-": 1}, Scatter: true}}
 	rs := rows([]string{"list", "mark"}, samples, shards)
-	if r := rs[0]; r.Hop != 0.4 || r.P50Ratio != 1.2 || r.RPSRatio != 0.8 || r.Slow || r.Scatter {
+	if r := rs[0]; r.Hop != 0.4 || r.P50Ratio != 1.2 || r.RPSRatio != 0.8 || r.DeploymentCPU != 1.5 || r.Slow || r.Scatter {
 		t.Fatalf("list: %+v", r)
 	}
 	if r := rs[1]; !r.Slow || !r.Scatter || r.P50Ratio != 2.5 {
@@ -102,6 +102,7 @@ func TestCommandRefusesBadUsage(t *testing.T) {
 		"rounds":            append(append([]string{}, ok...), "--rounds", "0"),
 		"a stray argument":  append(append([]string{}, ok...), "extra"),
 		"no count requests": append(append([]string{}, ok...), "--count-requests", "0"),
+		"a bad process id":  append(append([]string{}, ok...), "--vitess-pids", "12,x"),
 	} {
 		t.Run(name, func(t *testing.T) {
 			var stderr strings.Builder
