@@ -5,6 +5,7 @@ import (
 	"database/sql/driver"
 	"errors"
 	"net"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -27,7 +28,19 @@ var unavailableMySQLErrors = map[uint16]bool{
 	1205: true, // ER_LOCK_WAIT_TIMEOUT: a lock was held too long by another transaction
 	1213: true, // ER_LOCK_DEADLOCK: the transaction was rolled back (a deadlock, a Galera certification failure)
 	1927: true, // ER_CONNECTION_KILLED (MariaDB): the server closed this connection
+	// Through Vitess's vtgate, which passes on what its tablets got from their MySQL:
+	1203: true, // ER_TOO_MANY_USER_CONNECTIONS: a tablet's connection or transaction pool is full (RESOURCE_EXHAUSTED)
+	2002: true, // CR_CONNECTION_ERROR: a tablet cannot reach its MySQL (a MySQL server never sends the client's own errors)
+	2003: true, // CR_CONN_HOST_ERROR: likewise
+	2006: true, // CR_SERVER_GONE_ERROR: a tablet's MySQL went away
+	2013: true, // CR_SERVER_LOST: a tablet lost its MySQL mid-query
 }
+
+// vitessUnavailable matches what vtgate answers, as error 1105 (ER_UNKNOWN_ERROR) with
+// its own text, when a shard has no primary to serve it: no tablet of the shard is
+// healthy (its primary or the primary's MySQL is down, or out of service), or the tablet
+// is not serving (a failover, a restart). Vitess matches the second itself (vterrors.RxOp).
+var vitessUnavailable = regexp.MustCompile(`no healthy tablet available for|operation not allowed in state (NOT_SERVING|SHUTTING_DOWN)`)
 
 // SQLite result codes of a database held by another writer (SQLITE_BUSY, SQLITE_LOCKED).
 const (
@@ -68,7 +81,8 @@ func IsUnavailable(err error) bool {
 	}
 	var myErr *mysqldriver.MySQLError
 	if errors.As(err, &myErr) {
-		return unavailableMySQLErrors[myErr.Number] || IsConflict(err)
+		return unavailableMySQLErrors[myErr.Number] || IsConflict(err) ||
+			myErr.Number == 1105 && vitessUnavailable.MatchString(myErr.Message)
 	}
 	var liteErr *sqlitedriver.Error
 	if errors.As(err, &liteErr) {

@@ -3,11 +3,13 @@ package dbtest
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -215,4 +217,49 @@ func ShardDB(t testing.TB, shard string) *sql.DB {
 func VitessShards(t testing.TB) []string {
 	t.Helper()
 	return slices.Sorted(maps.Keys(vitessShards(t)))
+}
+
+// ShardOf returns the shard ("messages/-80") that holds an environment's rows, as
+// vtgate's own vindex places it.
+func ShardOf(t testing.TB, s *store.Store, environmentID string) string {
+	t.Helper()
+	// A vindex answers as a table of its keyspace, on a connection targeting it.
+	db, err := s.DB().DB()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // not back to the pool
+		_ = conn.Close()
+	}()
+	var shard string
+	if _, err := conn.ExecContext(ctx, "USE messages"); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRowContext(ctx, "SELECT shard FROM environment WHERE id = ?", environmentID).Scan(&shard); err != nil {
+		t.Fatal(err)
+	}
+	return "messages/" + shard
+}
+
+// VitessCtl runs vtctldclient against the deployment's vtctld, the command line of
+// TEST_VITESS_CTL (`.ci/vitess ctl`) followed by args, and returns its output.
+func VitessCtl(t testing.TB, args ...string) []byte {
+	t.Helper()
+	ctl := strings.Fields(os.Getenv("TEST_VITESS_CTL"))
+	if len(ctl) == 0 {
+		t.Fatal("TEST_VITESS_CTL is unset: set it to .ci/vitess ctl")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, ctl[0], append(ctl[1:], args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("vtctldclient %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return out
 }

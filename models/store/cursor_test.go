@@ -382,7 +382,7 @@ func TestMessagesAfterQueryCount(t *testing.T) {
 // their rows are joined by primary key.
 func testPlans(t *testing.T, s *store.Store, env string) {
 	if s.Vitess() {
-		if _, err := dbtest.ShardDB(t, shardOf(t, s, env)).Exec("ANALYZE TABLE messages"); err != nil {
+		if _, err := dbtest.ShardDB(t, dbtest.ShardOf(t, s, env)).Exec("ANALYZE TABLE messages"); err != nil {
 			t.Fatal(err)
 		}
 	} else if s.Dialect() == store.DialectMySQL {
@@ -534,7 +534,7 @@ func explain(t *testing.T, s *store.Store, statement string, vars []any) []map[s
 	if s.Vitess() {
 		for _, v := range vars {
 			if id, ok := v.(string); ok && models.IsID(id) {
-				db = dbtest.ShardDB(t, shardOf(t, s, id))
+				db = dbtest.ShardDB(t, dbtest.ShardOf(t, s, id))
 				break
 			}
 		}

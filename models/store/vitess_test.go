@@ -5,7 +5,6 @@ package store_test
 
 import (
 	"context"
-	"database/sql/driver"
 	"fmt"
 	"maps"
 	"slices"
@@ -19,33 +18,6 @@ import (
 	"messages/models/migrate"
 	"messages/models/store"
 )
-
-// shardOf asks vtgate which shard the environment vindex places an environment on.
-func shardOf(t *testing.T, s *store.Store, environmentID string) string {
-	t.Helper()
-	// A vindex answers as a table of its keyspace, on a connection targeting it.
-	db, err := s.DB().DB()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() {
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn }) // not back to the pool
-		_ = conn.Close()
-	}()
-	var shard string
-	if _, err := conn.ExecContext(ctx, "USE messages"); err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.QueryRowContext(ctx, "SELECT shard FROM environment WHERE id = ?", environmentID).Scan(&shard); err != nil {
-		t.Fatal(err)
-	}
-	return "messages/" + shard
-}
 
 // Every environment's rows, in every sharded table, are on exactly one shard, the one its
 // id hashes to; the unsharded tables' rows are on the unsharded keyspace's one shard; and
@@ -63,7 +35,7 @@ func TestEveryEnvironmentLivesOnOneShard(t *testing.T) {
 			}
 			tn := dbtest.NewTenant(t, s, fmt.Sprint("tenant-", i))
 			tenants[tn.Env.ID] = tn
-			placed[tn.Env.ID] = shardOf(t, s, tn.Env.ID)
+			placed[tn.Env.ID] = dbtest.ShardOf(t, s, tn.Env.ID)
 		}
 		for _, tn := range tenants {
 			sub := tn.Subscriber(t, "alice")

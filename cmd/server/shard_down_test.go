@@ -1,0 +1,369 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"messages/models"
+	"messages/models/dbtest"
+	"messages/models/store"
+)
+
+// lockShard takes one shard of the Vitess deployment down the way a hung database does:
+// a session of the test's own, on that shard's database, holds LOCK TABLES … WRITE on
+// every table, so every statement vtgate sends there waits (reads too), while the
+// shard's tablet, vtgate and the other shards keep answering. It returns the release.
+//
+// The shards share one mysqld here, so stopping one shard's server is not possible; a
+// shard that stops answering is also the harder case than one that refuses at once (a
+// dead mysqld, a tablet vtgate no longer routes to): requests must be cut at their
+// deadline rather than fail fast.
+func lockShard(t *testing.T, shard string) (release func()) {
+	t.Helper()
+	ctx := context.Background()
+	db := dbtest.ShardDB(t, shard)
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tables []string
+	for rows.Next() {
+		var table string
+		if err := rows.Scan(&table); err != nil {
+			t.Fatal(err)
+		}
+		tables = append(tables, "`"+strings.ReplaceAll(table, "`", "``")+"` WRITE")
+	}
+	if err := rows.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.ExecContext(ctx, "LOCK TABLES "+strings.Join(tables, ", ")); err != nil {
+		t.Fatal(err)
+	}
+	var once sync.Once
+	release = func() {
+		once.Do(func() {
+			if _, err := conn.ExecContext(ctx, "UNLOCK TABLES"); err != nil {
+				t.Errorf("unlock %s: %v", shard, err)
+			}
+			_ = conn.Close()
+		})
+	}
+	t.Cleanup(release)
+	return release
+}
+
+// unserveShard takes one shard out of service the way vtgate sees a primary that is
+// gone: its tablet control disables the primary's query service (vtctld's
+// SetShardTabletControl, then RefreshState on the primary), the tablet reports itself
+// not serving, and vtgate answers every statement for the shard at once with "no
+// healthy tablet available" (UNAVAILABLE), as it does when the primary's tablet or
+// MySQL is down. It returns the way back.
+func unserveShard(t *testing.T, shard string) (restore func()) {
+	t.Helper()
+	var primary struct {
+		Shard struct {
+			PrimaryAlias struct {
+				Cell string
+				UID  int `json:"uid"`
+			} `json:"primary_alias"`
+		}
+	}
+	if err := json.Unmarshal(dbtest.VitessCtl(t, "GetShard", shard), &primary); err != nil {
+		t.Fatal(err)
+	}
+	alias := fmt.Sprintf("%s-%010d", primary.Shard.PrimaryAlias.Cell, primary.Shard.PrimaryAlias.UID)
+	dbtest.VitessCtl(t, "SetShardTabletControl", "--disable-query-service", shard, "primary")
+	dbtest.VitessCtl(t, "RefreshState", alias)
+	var once sync.Once
+	restore = func() {
+		once.Do(func() {
+			dbtest.VitessCtl(t, "SetShardTabletControl", shard, "primary")
+			dbtest.VitessCtl(t, "RefreshState", alias)
+		})
+	}
+	t.Cleanup(restore)
+	return restore
+}
+
+// countVia reads a tenant's totalCount through GraphQL.
+func countVia(t *testing.T, base, key string) reply {
+	t.Helper()
+	return send(t, http.MethodPost, base+"/graphql", key, `{"query":"{ messages { totalCount } }"}`)
+}
+
+func totalCount(t *testing.T, r reply) int64 {
+	t.Helper()
+	var body struct {
+		Data struct{ Messages struct{ TotalCount int64 } }
+	}
+	if err := json.Unmarshal(r.body, &body); err != nil || r.status != http.StatusOK || strings.Contains(string(r.body), `"errors"`) {
+		t.Fatalf("count: %d %s", r.status, r.body)
+	}
+	return body.Data.Messages.TotalCount
+}
+
+// percentile returns the p-th percentile of ds (0 < p ≤ 100).
+func percentile(ds []time.Duration, p float64) time.Duration {
+	s := slices.Clone(ds)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	i := int(float64(len(s))*p/100+0.5) - 1
+	return s[min(max(i, 0), len(s)-1)]
+}
+
+// TestVitessOneShardDown runs the server in production mode on vtgate with tenants A and
+// B on different shards, and takes A's shard down (lockShard): B's list, mark and count
+// keep answering 200 at their usual latency; A's answer 503 with the documented body at
+// the request deadline; A's mark in flight is applied whole or not at all; /readyz stays
+// ready; B's live events wait for the shard (the feed's poll reads every shard) and none
+// is lost; once the shard is back A works and every count equals COUNT(*).
+func TestVitessOneShardDown(t *testing.T) {
+	dbtest.EachVitess(t, func(t *testing.T, st *store.Store) {
+		// hung: the shard's MySQL stops answering; A's requests wait for the deadline.
+		t.Run("hung", func(t *testing.T) { oneShardDown(t, st, lockShard, false) })
+		// unserved: the shard's primary is out of service; vtgate refuses A's at once.
+		t.Run("unserved", func(t *testing.T) { oneShardDown(t, st, unserveShard, true) })
+	})
+}
+
+// oneShardDown is TestVitessOneShardDown with one way of taking A's shard down: takeDown
+// returns the way back; fast says A's requests are refused at once rather than at the
+// request deadline.
+func oneShardDown(t *testing.T, st *store.Store, takeDown func(*testing.T, string) func(), fast bool) {
+	const requestTimeout = 3 * time.Second
+	// Environments until A and B are on different shards (even odds each).
+	var a, b *dbtest.Tenant
+	var shardA string
+	for i := 0; b == nil; i++ {
+		if i == 64 {
+			t.Fatal("64 environments all landed on one shard")
+		}
+		tn := dbtest.NewTenant(t, st, fmt.Sprint("shard-down-", i))
+		switch shard := dbtest.ShardOf(t, st, tn.Env.ID); {
+		case a == nil:
+			a, shardA = tn, shard
+		case shard != shardA:
+			b = tn
+		}
+	}
+	type world struct {
+		tn         *dbtest.Tenant
+		sub        string
+		subscriber *models.Subscriber
+		template   *models.Template
+		msgs       []string
+	}
+	worlds := map[string]*world{}
+	for name, tn := range map[string]*dbtest.Tenant{"A": a, "B": b} {
+		sub := tn.Subscriber(t, "alice")
+		tpl := tn.Template(t, "welcome")
+		w := &world{tn: tn, sub: sub.SubscriberID, subscriber: sub, template: tpl}
+		for range 5 {
+			w.msgs = append(w.msgs, tn.Message(t, sub, tpl, nil).ID)
+		}
+		worlds[name] = w
+	}
+	A, B := worlds["A"], worlds["B"]
+
+	t.Setenv("DATABASE_URL", os.Getenv("TEST_VITESS_URL"))
+	t.Setenv("APP_ENV", "production")
+	srv := start(t, "--request-timeout", requestTimeout.String())
+	list := srv.base + "/v1/messages?subscriberId=alice"
+
+	// B's live events, over graphql-ws; each arrival is timed as it comes.
+	type arrival struct {
+		id string
+		at time.Time
+	}
+	var arrivedMu sync.Mutex
+	var arrived []arrival
+	bSub := subscribeEvents(t, dialEvents(t, srv.base, "ApiKey "+B.tn.Key), nil)
+	go func() {
+		for r := range bSub.Results() {
+			var d struct {
+				MessageEvents struct {
+					Message struct {
+						ID string `json:"_id"`
+					}
+				}
+			}
+			_ = json.Unmarshal(r.Data, &d)
+			arrivedMu.Lock()
+			arrived = append(arrived, arrival{d.MessageEvents.Message.ID, time.Now()})
+			arrivedMu.Unlock()
+		}
+	}()
+	// arrivals returns B's events that arrived in [from, to).
+	arrivals := func(from, to time.Time) []arrival {
+		arrivedMu.Lock()
+		defer arrivedMu.Unlock()
+		var out []arrival
+		for _, a := range arrived {
+			if !a.at.Before(from) && a.at.Before(to) {
+				out = append(out, a)
+			}
+		}
+		return out
+	}
+
+	// B's three request paths, each timed.
+	bRound := func(t *testing.T, tag string, i int) (took map[string]time.Duration) {
+		t.Helper()
+		took = map[string]time.Duration{}
+		r := send(t, http.MethodGet, list, B.tn.Key, "")
+		if r.status != http.StatusOK {
+			t.Fatalf("%s: B's list: %d %s", tag, r.status, r.body)
+		}
+		took["list"] = r.took
+		m := mark{"primary", "done", fmt.Sprintf(`{"%s":%d}`, tag, i)}
+		r = send(t, http.MethodPost, srv.base+m.path(B.sub, B.msgs[i%len(B.msgs)]), B.tn.Key, m.body())
+		if r.status != http.StatusCreated {
+			t.Fatalf("%s: B's mark: %d %s", tag, r.status, r.body)
+		}
+		took["mark"] = r.took
+		r = countVia(t, srv.base, B.tn.Key)
+		if n := totalCount(t, r); n != int64(len(B.msgs)) {
+			t.Fatalf("%s: B's count %d, want %d", tag, n, len(B.msgs))
+		}
+		took["count"] = r.took
+		return took
+	}
+	const rounds = 20
+	measure := func(t *testing.T, tag string) map[string][]time.Duration {
+		t.Helper()
+		out := map[string][]time.Duration{}
+		for i := range rounds {
+			for path, d := range bRound(t, tag, i) {
+				out[path] = append(out[path], d)
+			}
+		}
+		return out
+	}
+	// Warm the connections and the key cache, then B's latencies with both shards up.
+	measure(t, "warmup")
+	healthy := measure(t, "healthy")
+	if r := countVia(t, srv.base, A.tn.Key); totalCount(t, r) != int64(len(A.msgs)) {
+		t.Fatalf("A's count before the outage: %s", r.body)
+	}
+	aBefore := storedMessage(t, st, A.msgs[0])
+	time.Sleep(time.Second) // the marks' events are delivered before the outage
+
+	release := takeDown(t, shardA)
+	down := time.Now()
+
+	// A's mark, in flight while the shard is down.
+	aMark := mark{"secondary", "done", `{"inFlight":true}`}
+	aMarkDone := make(chan reply, 1)
+	go func() {
+		aMarkDone <- send(t, http.MethodPost, srv.base+aMark.path(A.sub, A.msgs[0]), A.tn.Key, aMark.body())
+	}()
+	// B keeps working, at its usual latency.
+	during := measure(t, "during")
+	for _, path := range []string{"list", "mark", "count"} {
+		h, d := percentile(healthy[path], 50), percentile(during[path], 50)
+		t.Logf("B's %s with A's shard down: p50 %s, max %s (both shards up: p50 %s, max %s)",
+			path, d.Round(100*time.Microsecond), percentile(during[path], 100).Round(100*time.Microsecond),
+			h.Round(100*time.Microsecond), percentile(healthy[path], 100).Round(100*time.Microsecond))
+		// Normal latency: within a few times the healthy p50 (the machine is shared),
+		// never near the deadline A's requests wait for.
+		if d > max(5*h, 100*time.Millisecond) {
+			t.Errorf("B's %s p50 %s with A's shard down, healthy %s", path, d, h)
+		}
+	}
+	if r := send(t, http.MethodGet, srv.base+"/readyz", "", ""); r.status != http.StatusOK {
+		t.Errorf("/readyz with one shard down: %d %s, want 200 (the other shards' tenants are served)", r.status, r.body)
+	}
+
+	// A's requests: 503 with the documented body, at the deadline, not a hang or 500.
+	for _, c := range []struct {
+		what string
+		do   func() reply
+	}{
+		{"list", func() reply { return send(t, http.MethodGet, list, A.tn.Key, "") }},
+		{"graphql count", func() reply { return countVia(t, srv.base, A.tn.Key) }},
+		{"mark in flight", func() reply { return <-aMarkDone }},
+	} {
+		r := c.do()
+		unavailable503(t, "A's "+c.what, r)
+		t.Logf("A's %s with its shard down: %d after %s", c.what, r.status, r.took.Round(time.Millisecond))
+		if r.took > requestTimeout+time.Second {
+			t.Errorf("A's %s answered after %s, past the %s deadline", c.what, r.took, requestTimeout)
+		}
+		if fast && r.took > time.Second {
+			t.Errorf("A's %s answered after %s: a shard out of service is refused at once", c.what, r.took)
+		}
+	}
+
+	// B's live events while A's shard is down: B's marks above changed messages, and
+	// a message is created for B now.
+	created := B.tn.Message(t, B.subscriber, B.template, nil)
+	createdAt := time.Now()
+	time.Sleep(2 * time.Second)
+	released := time.Now()
+	release()
+	whileDown := arrivals(down, released)
+	t.Logf("B's events with A's shard down (%s, %d of B's marks and a new message): %d delivered while it was down",
+		released.Sub(down).Round(time.Millisecond), rounds, len(whileDown))
+	eventually(t, 10*time.Second, "B's event for the message created while A's shard was down", func() bool {
+		return slices.ContainsFunc(arrivals(down, time.Now()), func(a arrival) bool { return a.id == created.ID })
+	})
+	for _, a := range arrivals(down, time.Now()) {
+		if a.id == created.ID {
+			t.Logf("B's event for the message created with A's shard down: %s after it was created, %s after the shard came back",
+				a.at.Sub(createdAt).Round(time.Millisecond), a.at.Sub(released).Round(time.Millisecond))
+		}
+	}
+	for _, id := range B.msgs { // every message B marked while A's shard was down
+		if !slices.ContainsFunc(arrivals(down, time.Now()), func(a arrival) bool { return a.id == id }) {
+			t.Errorf("no event for B's mark of %s while A's shard was down", id)
+		}
+	}
+
+	// Nothing half done: A's mark is applied whole or not at all, now and once the
+	// statements that waited for the shard have run.
+	for range 2 {
+		wholeOrNothing(t, aBefore, storedMessage(t, st, A.msgs[0]), aMark)
+		time.Sleep(time.Second)
+	}
+	t.Logf("A's mark in flight: %s", map[bool]string{true: "not applied", false: "applied whole"}[cmp.Equal(aBefore.CTA, storedMessage(t, st, A.msgs[0]).CTA)])
+
+	// A works again, and no count drifted.
+	eventually(t, 10*time.Second, "A's list once its shard is back", func() bool {
+		return send(t, http.MethodGet, list, A.tn.Key, "").status == http.StatusOK
+	})
+	m := mark{"primary", "done", `{"back":true}`}
+	if r := send(t, http.MethodPost, srv.base+m.path(A.sub, A.msgs[1]), A.tn.Key, m.body()); r.status != http.StatusCreated {
+		t.Fatalf("A's mark once its shard is back: %d %s", r.status, r.body)
+	}
+	B.msgs = append(B.msgs, created.ID)
+	for name, w := range worlds {
+		var n int64
+		if err := st.DB().Raw("SELECT COUNT(*) FROM messages WHERE environment_id = ?", w.tn.Env.ID).Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n != int64(len(w.msgs)) {
+			t.Errorf("%s holds %d messages, want %d", name, n, len(w.msgs))
+		}
+		if got := totalCount(t, countVia(t, srv.base, w.tn.Key)); got != n {
+			t.Errorf("%s's count %d, COUNT(*) %d", name, got, n)
+		}
+	}
+	if r := send(t, http.MethodGet, srv.base+"/readyz", "", ""); r.status != http.StatusOK {
+		t.Errorf("/readyz once the shard is back: %d %s", r.status, r.body)
+	}
+}
