@@ -309,6 +309,48 @@ func oneShardDown(t *testing.T, st *store.Store, takeDown func(*testing.T, strin
 		}
 	}
 
+	// A's clients keep asking: more of A's requests in flight than the server's pool has
+	// connections (20), while B's are timed again. A measurement, not a check: with the
+	// shard hung, A's requests hold the pool's connections until their deadline and B's
+	// wait behind them (docs/scaling.md, "One shard down").
+	{
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		for range 30 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					r := send(t, http.MethodGet, list, A.tn.Key, "")
+					mu.Lock()
+					statuses[r.status]++
+					mu.Unlock()
+				}
+			}()
+		}
+		time.Sleep(200 * time.Millisecond)
+		var took []time.Duration
+		failed := map[int]int{}
+		for range 6 {
+			r := send(t, http.MethodGet, list, B.tn.Key, "")
+			if r.status != http.StatusOK {
+				failed[r.status]++
+			}
+			took = append(took, r.took)
+		}
+		close(stop)
+		wg.Wait()
+		t.Logf("B's list with 30 of A's requests in flight: p50 %s, max %s, non-200 %v; A's answers %v",
+			percentile(took, 50).Round(100*time.Microsecond), percentile(took, 100).Round(100*time.Microsecond), failed, statuses)
+	}
+
 	// B's live events while A's shard is down: B's marks above changed messages, and
 	// a message is created for B now.
 	created := B.tn.Message(t, B.subscriber, B.template, nil)
