@@ -78,7 +78,7 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 	for _, opt := range opts {
 		opt(&o)
 	}
-	dialect, dialector, err := dialectorFor(databaseURL, o.hostRetryAfter)
+	dialect, dialector, err := dialectorFor(databaseURL, o.hostRetryAfter, !o.mysqlServer)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +118,21 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 			_ = sqlDB.Close()
 			return nil, openError(err, databaseURL)
 		}
-		dsn, err := MySQLDSN(databaseURL)
+		if !s.vitess && !o.mysqlServer {
+			// The connections so far set no session time zone: vtgate checks a SET
+			// time_zone on one shard of its choice (the first of the first keyspace), so
+			// with that shard down every new connection would fail, every tenant's with
+			// it; Vitess's shards run in UTC instead (checkUTC). MySQL gets it from here on.
+			_ = sqlDB.Close()
+			return Open(ctx, databaseURL, pool, append(opts, func(o *openOptions) { o.mysqlServer = true })...)
+		}
+		if s.vitess {
+			if err := checkUTC(ctx, sqlDB); err != nil {
+				_ = sqlDB.Close()
+				return nil, err
+			}
+		}
+		dsn, err := mysqlDSN(databaseURL, s.vitess)
 		if err == nil {
 			s.batchPool, err = openBatchPool(dsn, o.hostRetryAfter, pool)
 		}
@@ -197,12 +211,12 @@ func sqlitePath(databaseURL string) string {
 	return strings.TrimPrefix(strings.TrimPrefix(databaseURL, "sqlite:"), "//")
 }
 
-func dialectorFor(databaseURL string, hostRetryAfter time.Duration) (string, gorm.Dialector, error) {
+func dialectorFor(databaseURL string, hostRetryAfter time.Duration, noTimeZone bool) (string, gorm.Dialector, error) {
 	if err := CheckDatabaseURL(databaseURL); err != nil {
 		return "", nil, err
 	}
 	if strings.HasPrefix(databaseURL, "mysql://") {
-		dsn, err := MySQLDSN(databaseURL)
+		dsn, err := mysqlDSN(databaseURL, noTimeZone)
 		if err != nil {
 			return "", nil, err
 		}
@@ -221,7 +235,10 @@ func dialectorFor(databaseURL string, hostRetryAfter time.Duration) (string, gor
 // MySQLDSN turns mysql://user:pass@host:port/db?param=value into a go-sql-driver DSN with
 // the settings the store relies on: UTC DATETIME parsing, utf8mb4, and clientFoundRows so
 // an UPDATE that changes nothing still reports the row it matched.
-func MySQLDSN(databaseURL string) (string, error) {
+func MySQLDSN(databaseURL string) (string, error) { return mysqlDSN(databaseURL, false) }
+
+// mysqlDSN is MySQLDSN, without the session time zone when noTimeZone (Open).
+func mysqlDSN(databaseURL string, noTimeZone bool) (string, error) {
 	u, err := url.Parse(databaseURL)
 	if err != nil {
 		// url.Parse's message would repeat the URL, password included.
@@ -252,10 +269,34 @@ func MySQLDSN(databaseURL string) (string, error) {
 	}
 	cfg.Timeout = 5 * time.Second
 	cfg.Params = map[string]string{"time_zone": "'+00:00'"}
+	if noTimeZone {
+		delete(cfg.Params, "time_zone")
+	}
 	for k, v := range u.Query() {
 		cfg.Params[k] = v[0]
 	}
 	return cfg.FormatDSN(), nil
+}
+
+// checkUTC refuses a Vitess deployment whose MySQL does not run in UTC: the store reads
+// and writes times as UTC, and on vtgate it sets no session time zone (Open). A shard
+// that does not answer the question within 2 s (vtgate asks one of its choice) does not
+// stop the store: the instance serves the other shards' tenants.
+func checkUTC(ctx context.Context, db *sql.DB) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	var zone, system string
+	if err := db.QueryRowContext(ctx, "SELECT @@time_zone, @@system_time_zone").Scan(&zone, &system); err != nil {
+		return nil
+	}
+	if zone == "SYSTEM" {
+		zone = system
+	}
+	switch zone {
+	case "+00:00", "UTC", "Etc/UTC", "GMT", "Etc/GMT", "Universal", "Zulu":
+		return nil
+	}
+	return fmt.Errorf("Vitess: the shards' MySQL run in time zone %q; run them in UTC (default-time-zone = '+00:00' in my.cnf)", zone)
 }
 
 // Dialect names the database in use: DialectMySQL or DialectSQLite.

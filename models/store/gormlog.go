@@ -36,6 +36,9 @@ type openOptions struct {
 	markHook       func(ctx context.Context, messageID string) error
 	sealer         *keyseal.Sealer
 	shardURLs      map[string]string
+	// mysqlServer: the database is known not to be Vitess's vtgate, so connections set
+	// the session's time zone; until Open has found out, they set none (Open).
+	mysqlServer bool
 }
 
 // defaultOpenOptions are the settings of an Open given no option.
