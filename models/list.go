@@ -31,10 +31,16 @@ type ListFilter struct {
 }
 
 // Counted reports whether the counters answer f's count: they are kept per environment,
-// subscriber, channel and inbox state; any other filter (transaction ids) is counted with
-// COUNT over its rows. A new filter field is added here as one or the other.
+// subscriber, channel and inbox state (message_counts), and, for each subscriber, per
+// channel, workflow, month of creation and state (message_workflow_counts), so workflows
+// and creation ranges are counted when f names a subscriber. Transaction ids, and
+// workflows or creation ranges across subscribers, are counted with COUNT over their
+// rows. A new filter field is added here as one or the other.
 func (f ListFilter) Counted() bool {
-	return len(f.TransactionIDs) == 0 && len(f.TemplateIDs) == 0 && f.CreatedFrom == nil && f.CreatedTo == nil
+	if len(f.TransactionIDs) > 0 {
+		return false
+	}
+	return f.SubscriberID != nil || (len(f.TemplateIDs) == 0 && f.CreatedFrom == nil && f.CreatedTo == nil)
 }
 
 // AppendKey appends a canonical encoding of f: equal for the same filter however it was

@@ -61,7 +61,8 @@ func TestMigrateCommands(t *testing.T) {
 
 			// Every migration, in order: the last two are rolled back and applied again.
 			names := []string{"initial", "idempotency", "action_columns", "template_deleted_at_text", "message_changes",
-				"message_counts", "template_versions", "subscriber_versions", "inbox_state", "inbox_sessions", "state_jobs", "message_severity", "message_deletions", "trusted_documents"}
+				"message_counts", "template_versions", "subscriber_versions", "inbox_state", "inbox_sessions", "state_jobs", "message_severity", "message_deletions", "trusted_documents",
+				"message_workflow_counts"}
 			pending := map[string]string{}
 			for i, name := range names {
 				pending[fmt.Sprint(i+1)] = name + " pending"

@@ -56,11 +56,12 @@ type InboxFilter struct {
 }
 
 // InboxCounts answers how many of the caller's messages of a channel each filter
-// matches, exactly, in at most three statements whatever the number of filters: the tags
-// of every filter resolved from one read of the workflows, the filters of states alone
-// from one read of the counters, and every filter with tags or a creation range from one
-// pass over the subscriber's rows (store.CountEach), in one of the environment's turns,
-// shared by the same request waiting for it (countScans).
+// matches, exactly, in two statements whatever the number of filters: the tags of every
+// filter resolved from one read of the workflows, then every filter from one read of the
+// counters (store.CountEach: a subscriber's counters by workflow and month answer tags
+// and creation ranges). Counted across subscribers (an API key naming none), tags and
+// creation ranges take a pass over the environment's rows instead, in one of the
+// environment's turns, shared by the same request waiting for it (countScans).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -104,7 +105,7 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 		if templates[i] != nil && len(templates[i]) == 0 {
 			continue // no workflow has the tags: no message matches
 		}
-		asked = append(asked, models.ListFilter{StateFilter: f.State, TemplateIDs: templates[i],
+		asked = append(asked, models.ListFilter{SubscriberID: subscriberID, StateFilter: f.State, TemplateIDs: templates[i],
 			CreatedFrom: f.CreatedFrom, CreatedTo: f.CreatedTo})
 		askedAt = append(askedAt, i)
 	}

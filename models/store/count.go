@@ -92,40 +92,62 @@ func (s *Store) countStates(ctx context.Context, environmentID string, subscribe
 // statement: from the counters when they cover f (models.ListFilter.Counted), else with
 // COUNT over the filter's rows (transaction ids: at most MaxTransactionIDs of them).
 func (s *Store) countMessages(ctx context.Context, environmentID string, f models.ListFilter) (int, error) {
-	if !f.Counted() {
+	switch {
+	case !f.Counted():
 		var n int64
 		err := s.filtered(ctx, environmentID, f).Count(&n).Error
 		return int(n), err
+	case byWorkflow(f):
+		out := make([]int, 1)
+		err := s.countWorkflows(ctx, environmentID, *f.SubscriberID, f.Channel, []models.ListFilter{f}, []int{0}, out)
+		return out[0], err
 	}
 	counts, err := s.countStates(ctx, environmentID, f.SubscriberID, f.Channel)
 	return counts.Count(f.StateFilter), err
 }
 
+// byWorkflow reports whether a filter the counters answer needs the counters by workflow
+// and month (message_workflow_counts), not only those by state.
+func byWorkflow(f models.ListFilter) bool {
+	return len(f.TemplateIDs) > 0 || f.CreatedFrom != nil || f.CreatedTo != nil
+}
+
 // CountEach answers, for each of filters, how many of an environment's messages of one
 // subscriber (external id; nil: all) and one channel (nil: all) it matches, exactly, in
-// at most two statements whatever the number of filters: the filters the counters
-// answer (models.ListFilter.Counted) from one read of them, the others (workflows,
-// creation ranges, transaction ids) together from one pass over the rows they may match,
-// each filter a conditional COUNT of it (countRowsSQL). The filters' own subscriber and
-// channel are ignored.
+// one statement whatever the number of filters when a subscriber is named: from the
+// counters by state when no filter names workflows or a creation range, else from the
+// counters by workflow and month (countWorkflows), which answer the filters of states
+// alone too. Filters the counters do not answer (transaction ids; workflows or creation
+// ranges across subscribers) are counted together from one pass over the rows they may
+// match, each filter a conditional COUNT of it (countRows), in one more statement. The
+// filters' own subscriber and channel are ignored.
 func (s *Store) CountEach(ctx context.Context, environmentID string, subscriberID *string, channel *models.ChannelType, filters []models.ListFilter) ([]int, error) {
 	out := make([]int, len(filters))
 	err := s.readList(ctx, func(ctx context.Context) error {
-		var scanned []int
-		var counts *models.StateCounts
+		var counted, scanned []int
+		workflows := false
 		for i, f := range filters {
+			f.SubscriberID = subscriberID
 			if !f.Counted() {
 				scanned = append(scanned, i)
 				continue
 			}
-			if counts == nil {
-				c, err := s.countStates(ctx, environmentID, subscriberID, channel)
-				if err != nil {
-					return err
-				}
-				counts = &c
+			counted = append(counted, i)
+			workflows = workflows || byWorkflow(f)
+		}
+		switch {
+		case workflows:
+			if err := s.countWorkflows(ctx, environmentID, *subscriberID, channel, filters, counted, out); err != nil {
+				return err
 			}
-			out[i] = counts.Count(f.StateFilter)
+		case len(counted) > 0:
+			counts, err := s.countStates(ctx, environmentID, subscriberID, channel)
+			if err != nil {
+				return err
+			}
+			for _, i := range counted {
+				out[i] = counts.Count(filters[i].StateFilter)
+			}
 		}
 		for len(scanned) > 0 {
 			n := countChunk(filters, scanned)

@@ -217,6 +217,9 @@ func TestCountsExactAfterEveryWrite(t *testing.T) {
 			t.Helper()
 			checkCounts(t, step, s, log, a.tn.Env.ID, a.filters(txids...))
 			checkCounts(t, step, s, log, b.tn.Env.ID, b.filters())
+			checkWorkflowCounters(t, s, a.tn.Env.ID)
+			checkWorkflowCounters(t, s, b.tn.Env.ID)
+			log.Take()
 		}
 		count := func(env string, f models.ListFilter) int {
 			t.Helper()
@@ -348,7 +351,9 @@ func TestCountsExactUnderConcurrentWriters(t *testing.T) {
 		for range batches {
 			var b []*models.Message
 			for range batchSize {
-				b = append(b, f.message(subs[rng.IntN(len(subs))], *chans[rng.IntN(len(chans))]))
+				m := f.message(subs[rng.IntN(len(subs))], *chans[rng.IntN(len(chans))])
+				m.TemplateID = fmt.Sprintf("workflow-%d", rng.IntN(3)) // the counters by workflow too
+				b = append(b, m)
 			}
 			work[w] = append(work[w], b)
 		}
@@ -418,12 +423,19 @@ func TestCountsExactUnderConcurrentWriters(t *testing.T) {
 		t.Fatalf("%d messages stored, want %d: some writes were lost", got, want)
 	}
 	checkCounts(t, "after concurrent writers", s, nil, f.tn.Env.ID, f.filters())
+	checkWorkflowCounters(t, s, f.tn.Env.ID)
 	var shards int64
 	if err := s.DB().Raw("SELECT COUNT(DISTINCT shard) FROM message_counts").Scan(&shards).Error; err != nil {
 		t.Fatal(err)
 	}
 	if shards < 2 {
 		t.Errorf("the concurrent writers counted on %d shard(s), want several: each connection has its own", shards)
+	}
+	if err := s.DB().Raw("SELECT COUNT(DISTINCT shard) FROM message_workflow_counts").Scan(&shards).Error; err != nil {
+		t.Fatal(err)
+	}
+	if shards < 2 {
+		t.Errorf("the concurrent writers counted by workflow on %d shard(s), want several", shards)
 	}
 }
 
@@ -445,6 +457,7 @@ func TestCountsSeedWithoutDeadlock(t *testing.T) {
 		}
 	}
 	checkCounts(t, "after the seed", s, nil, env, filters)
+	checkWorkflowCounters(t, s, env)
 	if n := trueCount(t, s, env, models.ListFilter{}); n != 20_000 {
 		t.Fatalf("the seed stored %d messages, want 20000", n)
 	}
@@ -519,10 +532,13 @@ func TestCountMigrationCountsStoredMessages(t *testing.T) {
 		}
 		checkCounts(t, "backfilled", s, nil, f.tn.Env.ID, f.filters())
 		checkCounts(t, "backfilled", s, nil, other.tn.Env.ID, other.filters())
+		checkWorkflowCounters(t, s, f.tn.Env.ID)
+		checkWorkflowCounters(t, s, other.tn.Env.ID)
 
 		f.write(t, store.ConflictFail, f.message("alice", models.ChannelInApp))
 		f.exec(t, "DELETE FROM messages WHERE id = ?", odd.ID)
 		checkCounts(t, "written after the migration", s, nil, f.tn.Env.ID, f.filters())
+		checkWorkflowCounters(t, s, f.tn.Env.ID)
 	})
 }
 

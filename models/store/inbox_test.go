@@ -298,9 +298,11 @@ func slicesIndex(msgs []*models.Message, m *models.Message) int {
 }
 
 // checkStateCounts compares every counter (each subscriber and none, each channel and
-// none, all 16 states) with GROUP BY over the messages.
+// none, all 16 states) with GROUP BY over the messages, and so the counters by workflow
+// and month (checkWorkflowCounters).
 func checkStateCounts(t *testing.T, s *store.Store, env string, subs []string) {
 	t.Helper()
+	checkWorkflowCounters(t, s, env)
 	subjects := []*string{nil}
 	for _, sub := range append(subs, "nobody") {
 		subjects = append(subjects, &sub)

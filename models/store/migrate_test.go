@@ -23,7 +23,7 @@ import (
 var mappedModels = []any{
 	&models.Environment{}, &models.APIKey{}, &models.Subscriber{},
 	&models.Template{}, &models.Message{}, &models.IdempotencyKey{}, &store.ChangeHold{},
-	&store.MessageCounter{}, &store.StateJob{}, &store.MessageDeletion{}, &models.TrustedDocument{},
+	&store.MessageCounter{}, &store.WorkflowCounter{}, &store.StateJob{}, &store.MessageDeletion{}, &models.TrustedDocument{},
 }
 
 // versionTable is goose's bookkeeping table, the one table no model maps.

@@ -435,6 +435,9 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 		"idempotency_keys": {"PRIMARY unique (environment_id, idempotency_key)", "idempotency_keys_expires (expires_at)"},
 		"change_holds":     {"PRIMARY unique (id)", "change_holds_started (started_at)"},
 		"message_counts":   {"PRIMARY unique (shard, environment_id, subscriber_id, channel, state)"},
+		"message_workflow_counts": {
+			"PRIMARY unique (environment_id, shard, subscriber_id, channel, template_id, created_month, state)",
+		},
 		"message_deletions": {
 			"PRIMARY unique (id)",
 			"message_deletions_deleted (deleted_at, id)",
