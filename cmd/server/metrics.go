@@ -56,6 +56,10 @@ func newObservability(st *store.Store, limiter *edge.RateLimiter, idempotency *e
 			Help: "SQL statements the store sent to the database (BEGIN and COMMIT aside).",
 		}, func() float64 { return float64(st.Statements()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "db_statement_seconds_total",
+			Help: "Time the store's statements took, each from its sending until the database's answer arrived (BEGIN and COMMIT aside).",
+		}, func() float64 { return st.StatementTime().Seconds() }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "idempotency_replays_total",
 			Help: "Stored responses sent again to a request retried with the same Idempotency-Key.",
 		}, func() float64 { return float64(idempotency.Replays()) }),

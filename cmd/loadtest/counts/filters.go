@@ -69,6 +69,11 @@ func (b *bench) filtersPart(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	selects0 := b.comSelect(ctx)
+	dbTime0, serverTimed, err := b.metric(ctx, "db_statement_seconds_total")
+	if err != nil {
+		return err
+	}
+	queryTime0 := b.globalStatus(ctx, "Query_time")
 	var alone measure.Latencies
 	aloneStatuses := map[int]int{}
 	for range b.c.requests {
@@ -84,6 +89,11 @@ func (b *bench) filtersPart(ctx context.Context, stdout io.Writer) error {
 		return err
 	}
 	selects1 := b.comSelect(ctx)
+	dbTime1, _, err := b.metric(ctx, "db_statement_seconds_total")
+	if err != nil {
+		return err
+	}
+	queryTime1 := b.globalStatus(ctx, "Query_time")
 	one := measure.Summarize(alone)
 
 	// Bursts beside another tenant's lists.
@@ -131,13 +141,19 @@ func (b *bench) filtersPart(ctx context.Context, stdout io.Writer) error {
 	}
 
 	tw := tabwriter.NewWriter(stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(tw, "%d-filter count request\tanswers\tone at a time p50\tp90\tstatements/request\tCom_select/request\n", b.c.filters)
-	perSelect := "-"
+	fmt.Fprintf(tw, "%d-filter count request\tanswers\tone at a time p50\tp90\tstatements/request\tCom_select/request\tstatement time/request\tQuery_time/request\n", b.c.filters)
+	perSelect, perStatementTime, perQueryTime := "-", "-", "-"
 	if selects0 >= 0 && selects1 >= 0 {
 		perSelect = fmt.Sprintf("%.1f", float64(selects1-selects0)/float64(b.c.requests))
 	}
-	fmt.Fprintf(tw, "%d requests\t%s\t%.1f ms\t%.1f ms\t%.1f\t%s\n", b.c.requests, answers(aloneStatuses), measure.MS(one.P50),
-		measure.MS(measure.Percentile(alone, 90)), (stmts1-stmts0)/float64(b.c.requests), perSelect)
+	if serverTimed {
+		perStatementTime = fmt.Sprintf("%.1f ms", 1000*(dbTime1-dbTime0)/float64(b.c.requests))
+	}
+	if queryTime0 >= 0 && queryTime1 >= 0 {
+		perQueryTime = fmt.Sprintf("%.1f ms", 1000*(queryTime1-queryTime0)/float64(b.c.requests))
+	}
+	fmt.Fprintf(tw, "%d requests\t%s\t%.1f ms\t%.1f ms\t%.1f\t%s\t%s\t%s\n", b.c.requests, answers(aloneStatuses), measure.MS(one.P50),
+		measure.MS(measure.Percentile(alone, 90)), (stmts1-stmts0)/float64(b.c.requests), perSelect, perStatementTime, perQueryTime)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
