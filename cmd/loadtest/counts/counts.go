@@ -37,6 +37,7 @@ type config struct {
 	serverPID                                int
 	subscriptions, perSocket, changes        int
 	filters, requests, burst, bursts         int
+	createdOffset                            time.Duration
 	fanout, filtered                         bool
 }
 
@@ -68,6 +69,7 @@ db_statement_seconds_total when it has it, and MariaDB's Query_time with
 			&cli.IntFlag{Name: "per-socket", Usage: "subscriptions per WebSocket", Value: 40},
 			&cli.IntFlag{Name: "changes", Usage: "marks made, one after the other", Value: 25},
 			&cli.IntFlag{Name: "filters", Usage: "filters of one count request", Value: 30},
+			&cli.DurationFlag{Name: "created-offset", Usage: "how far past the first of its month each filter's createdGte is (0: on the month's boundary)"},
 			&cli.IntFlag{Name: "requests", Usage: "count requests sent one after the other", Value: 20},
 			&cli.IntFlag{Name: "burst", Usage: "count requests sent at once", Value: 20},
 			&cli.IntFlag{Name: "bursts", Usage: "bursts sent, one after the other", Value: 5},
@@ -89,7 +91,7 @@ func configFrom(cmd *cli.Command) (config, error) {
 		subscriber: cmd.String("subscriber"), otherKey: cmd.String("other-key"), databaseURL: cmd.String("database-url"),
 		serverPID: cmd.Int("server-pid"), subscriptions: cmd.Int("subscriptions"), perSocket: cmd.Int("per-socket"),
 		changes: cmd.Int("changes"), filters: cmd.Int("filters"), requests: cmd.Int("requests"), burst: cmd.Int("burst"),
-		bursts: cmd.Int("bursts")}
+		bursts: cmd.Int("bursts"), createdOffset: cmd.Duration("created-offset")}
 	for _, part := range strings.Split(cmd.String("parts"), ",") {
 		switch strings.TrimSpace(part) {
 		case "fanout":

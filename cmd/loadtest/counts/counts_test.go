@@ -15,7 +15,7 @@ import (
 // answer alone (tags or a creation range), so the request measures the rows' count.
 func TestCountFilters(t *testing.T) {
 	var filters []map[string]any
-	if err := json.Unmarshal([]byte(countFilters(30)), &filters); err != nil || len(filters) != 30 {
+	if err := json.Unmarshal([]byte(countFilters(30, 0)), &filters); err != nil || len(filters) != 30 {
 		t.Fatalf("%d filters, %v; want 30", len(filters), err)
 	}
 	for i, f := range filters {

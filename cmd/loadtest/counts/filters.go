@@ -17,14 +17,14 @@ import (
 	"messages/cmd/loadtest/measure"
 )
 
-// countFilters are n of the inbox client's filters that the counters cannot answer: by
-// workflows' tags (the seed's), by creation (months of the seed's year), and both, each
-// with a state.
-func countFilters(n int) string {
+// countFilters are n of the inbox client's filters that the counters by state cannot
+// answer: by workflows' tags (the seed's), by creation (from the first of a month of the
+// seed's year, plus offset), and both, each with a state.
+func countFilters(n int, offset time.Duration) string {
 	tags := []string{"billing", "security", "onboarding", "commerce"}
 	var out []map[string]any
 	for i := range n {
-		from := time.Date(2025, time.Month(1+i%12), 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+		from := time.Date(2025, time.Month(1+i%12), 1, 0, 0, 0, 0, time.UTC).Add(offset).UnixMilli()
 		switch i % 3 {
 		case 0:
 			out = append(out, map[string]any{"read": false, "createdGte": from})
@@ -45,7 +45,7 @@ func (b *bench) filtersPart(ctx context.Context, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	target := b.c.baseURL + "/v1/inbox/notifications/count?filters=" + url.QueryEscape(countFilters(b.c.filters))
+	target := b.c.baseURL + "/v1/inbox/notifications/count?filters=" + url.QueryEscape(countFilters(b.c.filters, b.c.createdOffset))
 	count := func() (int, time.Duration, error) {
 		start := time.Now()
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
