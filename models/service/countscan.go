@@ -8,9 +8,10 @@ import (
 	"messages/models"
 )
 
-// A count the counters cannot answer (workflows or creation ranges across subscribers,
-// transaction ids) scans the rows: one statement however many filters, but one that can
-// hold a connection for a second on an environment with 100,000 messages. An environment may run MaxCountScans of
+// A count that reads messages, not only counters (store.CountReadsRows: workflows or
+// creation ranges across subscribers, transaction ids, a creation range covering a month
+// in part) is one statement however many filters, but one that can hold a connection
+// for a second on an environment with 100,000 messages. An environment may run MaxCountScans of
 // them at once on an instance; the others wait up to countScanWait for a turn and are
 // then refused with 503 and Retry-After. So one tenant's burst of counts holds at most
 // MaxCountScans of the pool's connections, and the other tenants' requests keep theirs.

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"messages/models"
+	"messages/models/store"
 )
 
 // MaxTags bounds the tags one inbox filter names, over all its groups.
@@ -59,9 +59,10 @@ type InboxFilter struct {
 // matches, exactly, in two statements whatever the number of filters: the tags of every
 // filter resolved from one read of the workflows, then every filter from one read of the
 // counters (store.CountEach: a subscriber's counters by workflow and month answer tags
-// and creation ranges). Counted across subscribers (an API key naming none), tags and
-// creation ranges take a pass over the environment's rows instead, in one of the
-// environment's turns, shared by the same request waiting for it (countScans).
+// and creation ranges). A count that also reads messages (store.CountReadsRows: a
+// creation range covering a month in part, or tags and creation ranges across
+// subscribers, for an API key naming none) runs in one of the environment's turns,
+// shared by the same request waiting for it (countScans).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -113,7 +114,7 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 		return s.store.CountEach(ctx, caller.EnvironmentID, subscriberID, channel, asked)
 	}
 	var counts []int
-	if slices.ContainsFunc(asked, func(f models.ListFilter) bool { return !f.Counted() }) {
+	if store.CountReadsRows(subscriberID, asked) {
 		key := []byte(caller.EnvironmentID)
 		key = models.ListFilter{SubscriberID: subscriberID, Channel: channel}.AppendKey(key)
 		key = binary.AppendUvarint(key, uint64(len(asked)))

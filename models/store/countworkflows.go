@@ -21,9 +21,10 @@ import (
 // one statement, so in one snapshot: a message counts once, whatever commits meanwhile.
 
 // WorkflowCounter is one row of message_workflow_counts: how many of a subscriber's
-// messages (internal id) of one channel, one workflow (” for none) and one month of
-// creation one shard has counted in one state. Triggers on messages keep the rows in the
-// writing transaction (migration 14); only the sum over the shards means anything.
+// messages (internal id) of one channel, one workflow (none: the empty string) and one
+// month of creation one shard has counted in one state. Triggers on messages keep the
+// rows in the writing transaction (migration 14); only the sum over the shards means
+// anything.
 type WorkflowCounter struct {
 	EnvironmentID string `gorm:"primaryKey"`
 	Shard         int    `gorm:"primaryKey;autoIncrement:false"`
@@ -169,6 +170,25 @@ func (p *countPlan) plan(f models.ListFilter) {
 	p.counts = append(p.counts, c)
 }
 
+// CountReadsRows reports whether CountEach, for one subscriber (nil: all), reads messages
+// for some of filters and not only counters: the filters the counters do not answer
+// (models.ListFilter.Counted), and creation ranges that cover a month in part (a start
+// other than a month's first instant, any end). What it reads is bounded by the
+// filters' rows, or by half a month of the subscriber's messages per end of a range,
+// not by the counters.
+func CountReadsRows(subscriberID *string, filters []models.ListFilter) bool {
+	for _, f := range filters {
+		f.SubscriberID = subscriberID
+		if !f.Counted() || f.CreatedTo != nil {
+			return true
+		}
+		if f.CreatedFrom != nil && !f.CreatedFrom.Equal(monthOf(f.CreatedFrom.Time).start()) {
+			return true
+		}
+	}
+	return false
+}
+
 // stateSQL is a message's state as the counters' triggers compute it (migrations 9 and
 // 12), so a slice of messages is grouped exactly as the counters are.
 const stateSQL = "(`read` <> 0) + 2 * (seen <> 0) + 4 * (archived <> 0) + 8 * (snoozed_until IS NOT NULL)" +
@@ -207,26 +227,27 @@ func (s *Store) countWorkflows(ctx context.Context, environmentID, subscriberID 
 			templates[id] = struct{}{}
 		}
 	}
-	// What every part reads: the subscriber's, of the channel, of the filters' workflows
-	// when every filter names some.
+	// What every part reads: the subscriber's, of the channel; the counters also only of
+	// the filters' workflows when every filter names some (the slices, half a month at
+	// most each, need not repeat them).
 	scope := " AND subscriber_id = " + oneSubscriber
 	scopeArgs := []any{environmentID, subscriberID}
 	if channel != nil {
 		scope += " AND channel = ?"
 		scopeArgs = append(scopeArgs, string(*channel))
 	}
-	if allTemplates {
-		ids := slices.Sorted(maps.Keys(templates))
-		scope += " AND template_id IN (" + placeholders(len(ids)) + ")"
-		for _, id := range ids {
-			scopeArgs = append(scopeArgs, id)
-		}
-	}
 	var q strings.Builder
 	q.WriteString("SELECT -1, template_id, created_month, state, SUM(n) FROM message_workflow_counts" +
-		" WHERE environment_id = ? AND shard IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)" + scope +
-		" GROUP BY 2, 3, 4")
+		" WHERE environment_id = ? AND shard IN (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)" + scope)
 	args := append([]any{environmentID}, scopeArgs...)
+	if allTemplates && len(templates) <= maxCountArgs {
+		ids := slices.Sorted(maps.Keys(templates))
+		q.WriteString(" AND template_id IN (" + placeholders(len(ids)) + ")")
+		for _, id := range ids {
+			args = append(args, id)
+		}
+	}
+	q.WriteString(" GROUP BY 2, 3, 4")
 	for k, sl := range p.slices {
 		from, to := ">", "<"
 		if sl.fromIncl {
@@ -268,6 +289,13 @@ func (s *Store) countWorkflows(ctx context.Context, environmentID, subscriberID 
 
 // count sums f's cells: the counters of its months and its slices, added or taken away.
 func (c workflowCount) count(f models.ListFilter, cells []workflowCell) int {
+	var templates map[string]bool
+	if len(f.TemplateIDs) > 0 {
+		templates = make(map[string]bool, len(f.TemplateIDs))
+		for _, id := range f.TemplateIDs {
+			templates[id] = true
+		}
+	}
 	sign := make(map[int]int64, len(c.add)+len(c.sub))
 	for _, k := range c.add {
 		sign[k]++
@@ -277,7 +305,7 @@ func (c workflowCount) count(f models.ListFilter, cells []workflowCell) int {
 	}
 	var n int64
 	for _, cell := range cells {
-		if !f.StateFilter.Matches(cell.state) || (len(f.TemplateIDs) > 0 && !slices.Contains(f.TemplateIDs, cell.template)) {
+		if !f.StateFilter.Matches(cell.state) || (templates != nil && !templates[cell.template]) {
 			continue
 		}
 		if cell.part < 0 {

@@ -188,3 +188,32 @@ func fmtTime(t *models.Time) string {
 	}
 	return fmt.Sprint(t.UTC().Format(time.RFC3339Nano))
 }
+
+// A count reads messages, and so takes a turn (models/service/countscan.go), only where
+// the counters do not answer it all: a range that covers a month in part, transaction
+// ids, or workflows and ranges across subscribers.
+func TestCountReadsRows(t *testing.T) {
+	alice := "alice"
+	at := func(tm time.Time) *models.Time { v := models.NewTime(tm); return &v }
+	month := at(time.Date(2025, 4, 1, 0, 0, 0, 0, time.UTC))
+	mid := at(time.Date(2025, 4, 16, 3, 0, 0, 0, time.UTC))
+	for _, tt := range []struct {
+		name       string
+		subscriber *string
+		f          models.ListFilter
+		want       bool
+	}{
+		{"countersStates", &alice, models.ListFilter{StateFilter: models.StateFilter{Read: models.Bool(false)}}, false},
+		{"countersWorkflows", &alice, models.ListFilter{TemplateIDs: []string{"t"}}, false},
+		{"countersFromMonth", &alice, models.ListFilter{TemplateIDs: []string{"t"}, CreatedFrom: month}, false},
+		{"rowsFromMidMonth", &alice, models.ListFilter{CreatedFrom: mid}, true},
+		{"rowsTo", &alice, models.ListFilter{CreatedTo: month}, true},
+		{"rowsTransactions", &alice, models.ListFilter{TransactionIDs: []string{"x"}}, true},
+		{"rowsWorkflowsOfAll", nil, models.ListFilter{TemplateIDs: []string{"t"}}, true},
+		{"countersStatesOfAll", nil, models.ListFilter{}, false},
+	} {
+		if got := store.CountReadsRows(tt.subscriber, []models.ListFilter{{}, tt.f}); got != tt.want {
+			t.Errorf("%s: reads rows %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -426,7 +426,7 @@ func TestKeysAndIndexesForSharding(t *testing.T) {
 			"messages_environment_channel_created (environment_id, channel, created_at, id)",
 			"messages_environment_created (environment_id, created_at, id)",
 			"messages_environment_subscriber_changed (environment_id, subscriber_id, changed_at, id)",
-			"messages_environment_subscriber_channel_created (environment_id, subscriber_id, channel, created_at, id)",
+			"messages_environment_subscriber_channel_created (environment_id, subscriber_id, channel, created_at, id, template_id, read, seen, archived, snoozed_until, severity)",
 			"messages_environment_subscriber_created (environment_id, subscriber_id, created_at, id)",
 			"messages_environment_transaction_created (environment_id, transaction_id, created_at, id)",
 			"messages_inbox (environment_id, subscriber_id, channel, archived, created_at, id, read, seen)",

@@ -19,7 +19,11 @@
 -- the messages themselves, from the nearer end of that month
 -- (models/store/countworkflows.go). So a range on month boundaries reads no message,
 -- and any other reads at most half a month of the subscriber's messages of each partial
--- month.
+-- month: from the index alone, (environment, subscriber, channel, created_at, id), which
+-- now also holds what such a count tests (the workflow and the state's columns), so a
+-- message of a partial month costs one index entry, not a lookup of its row. The index
+-- keeps its name and its first columns, so the lists that read it are unchanged; a
+-- state change now writes it, as it writes messages_inbox.
 --
 -- Shards as in message_counts (migration 6): the row a transaction adds to is picked by
 -- CONNECTION_ID() % 16, so transactions on different connections rarely wait for each
@@ -36,6 +40,11 @@
 -- (docs/scaling.md has the recount).
 
 -- +goose Up
+ALTER TABLE messages
+    DROP KEY messages_environment_subscriber_channel_created,
+    ADD KEY messages_environment_subscriber_channel_created
+        (environment_id, subscriber_id, channel, created_at, id, template_id, `read`, seen, archived, snoozed_until, severity);
+
 CREATE TABLE message_workflow_counts (
     environment_id CHAR(24)    NOT NULL,
     shard          SMALLINT    NOT NULL,
@@ -99,3 +108,6 @@ DROP TRIGGER messages_workflow_count_update;
 DROP TRIGGER messages_workflow_count_delete;
 DROP TRIGGER messages_workflow_count_insert;
 DROP TABLE message_workflow_counts;
+ALTER TABLE messages
+    DROP KEY messages_environment_subscriber_channel_created,
+    ADD KEY messages_environment_subscriber_channel_created (environment_id, subscriber_id, channel, created_at, id);

@@ -1,9 +1,15 @@
 -- The SQLite twin of mysql/00014_message_workflow_counts.sql: a subscriber's counts by
 -- channel, workflow, month of creation and state, kept by triggers. One writer, so one
 -- shard (0). created_at is stored as text, 2025-01-31 23:59:59.999+00:00 (UTC, as the
--- server writes it), so its month is the first seven characters without the dash.
+-- server writes it), so its month is the first seven characters without the dash. The
+-- index of a subscriber's channel holds the workflow and the state's columns, as on
+-- MySQL.
 
 -- +goose Up
+DROP INDEX messages_environment_subscriber_channel_created;
+CREATE INDEX messages_environment_subscriber_channel_created ON messages
+    (environment_id, subscriber_id, channel, created_at, id, template_id, "read", seen, archived, snoozed_until, severity);
+
 CREATE TABLE message_workflow_counts (
     environment_id TEXT    NOT NULL,
     shard          INTEGER NOT NULL,
@@ -69,3 +75,5 @@ DROP TRIGGER messages_workflow_count_update;
 DROP TRIGGER messages_workflow_count_delete;
 DROP TRIGGER messages_workflow_count_insert;
 DROP TABLE message_workflow_counts;
+DROP INDEX messages_environment_subscriber_channel_created;
+CREATE INDEX messages_environment_subscriber_channel_created ON messages (environment_id, subscriber_id, channel, created_at, id);
