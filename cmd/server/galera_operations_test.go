@@ -275,7 +275,9 @@ func galeraInboxState(t *testing.T, g *dbtest.Galera, name string) {
 }
 
 // galeraCountersMatch waits until the environment's counters, read on node, equal COUNT
-// over its messages by subscriber, channel and state, and in total by state.
+// over its messages by subscriber, channel and state, and in total by state, and its
+// counters by workflow and month equal COUNT by subscriber, channel, workflow, month and
+// state.
 func galeraCountersMatch(t *testing.T, node *store.Store, env, what string) {
 	t.Helper()
 	const byState = "(`read` <> 0) + 2 * (seen <> 0) + 4 * (archived <> 0) + 8 * (snoozed_until IS NOT NULL)"
@@ -300,7 +302,13 @@ func galeraCountersMatch(t *testing.T, node *store.Store, env, what string) {
 		messages := read("SELECT subscriber_id AS sub, channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 1, 2, 3")
 		totals := read("SELECT '' AS sub, '' AS channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id = '' AND channel = '' GROUP BY 3")
 		wantTotals := read("SELECT '' AS sub, '' AS channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 3")
-		return maps.Equal(counters, messages) && maps.Equal(totals, wantTotals) && len(messages) > 1
+		// The counters by workflow and month (migration 14), keyed the same way.
+		workflows := read("SELECT CONCAT(subscriber_id, '/', channel, '/', template_id, '/', created_month) AS sub, '' AS channel, state, SUM(n) AS n" +
+			" FROM message_workflow_counts WHERE environment_id = ? GROUP BY 1, 3")
+		wantWorkflows := read("SELECT CONCAT(subscriber_id, '/', channel, '/', template_id, '/', EXTRACT(YEAR_MONTH FROM created_at)) AS sub, '' AS channel, " +
+			byState + " + 16 * (CASE severity WHEN 'high' THEN 3 WHEN 'medium' THEN 2 WHEN 'low' THEN 1 ELSE 0 END) AS state, COUNT(*) AS n" +
+			" FROM messages WHERE environment_id = ? AND subscriber_id <> '' GROUP BY 1, 3")
+		return maps.Equal(counters, messages) && maps.Equal(totals, wantTotals) && maps.Equal(workflows, wantWorkflows) && len(messages) > 1
 	})
 }
 

@@ -144,7 +144,12 @@ ORDER BY j.created_at, j.id LIMIT ?`, limit).Scan(&due).Error
 			return claimed, res.Error
 		}
 		if res.RowsAffected == 1 {
-			job.Owner, job.Attempts = owner, job.Attempts+1
+			// Read back as claimed: on Galera the list above may be read on a node that has
+			// not yet applied the last batch of the job's previous owner (its count of
+			// changed messages), where the claim, a write, is certified after it.
+			if err := s.db.WithContext(ctx).Where("id = ?", job.ID).Take(job).Error; err != nil {
+				return claimed, err
+			}
 			claimed = append(claimed, job)
 		}
 	}
