@@ -302,7 +302,7 @@ func galeraCountersMatch(t *testing.T, node *store.Store, env, what string) {
 		messages := read("SELECT subscriber_id AS sub, channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 1, 2, 3")
 		totals := read("SELECT '' AS sub, '' AS channel, state, SUM(n) AS n FROM message_counts WHERE environment_id = ? AND subscriber_id = '' AND channel = '' GROUP BY 3")
 		wantTotals := read("SELECT '' AS sub, '' AS channel, " + byState + " AS state, COUNT(*) AS n FROM messages WHERE environment_id = ? GROUP BY 3")
-		// The counters by workflow and month (migration 14), keyed the same way.
+		// The counters by workflow and month (migration 15), keyed the same way.
 		workflows := read("SELECT CONCAT(subscriber_id, '/', channel, '/', template_id, '/', created_month) AS sub, '' AS channel, state, SUM(n) AS n" +
 			" FROM message_workflow_counts WHERE environment_id = ? GROUP BY 1, 3")
 		wantWorkflows := read("SELECT CONCAT(subscriber_id, '/', channel, '/', template_id, '/', EXTRACT(YEAR_MONTH FROM created_at)) AS sub, '' AS channel, " +

@@ -11,7 +11,7 @@ import (
 )
 
 // Counts by workflow and creation range, for one subscriber: message_workflow_counts
-// (migration 14) holds how many of the subscriber's messages of each channel, workflow
+// (migration 15) holds how many of the subscriber's messages of each channel, workflow
 // and calendar month of creation (UTC) are in each state. A filter's count sums the rows
 // of its workflows and of the months its range covers whole; a month the range covers
 // in part is counted from the messages themselves, grouped as the counters are (by
@@ -23,7 +23,7 @@ import (
 // WorkflowCounter is one row of message_workflow_counts: how many of a subscriber's
 // messages (internal id) of one channel, one workflow (none: the empty string) and one
 // month of creation one shard has counted in one state. Triggers on messages keep the
-// rows in the writing transaction (migration 14); only the sum over the shards means
+// rows in the writing transaction (migration 15); only the sum over the shards means
 // anything.
 type WorkflowCounter struct {
 	EnvironmentID string `gorm:"primaryKey"`

@@ -17,9 +17,7 @@ import (
 // transaction, each read after the last one's id), batches of 500 each read from the
 // first message again (the build before), batches of 5,000, one UPDATE of them all, one
 // UPDATE of a column the counters do not follow (the triggers fire and write nothing),
-// then, with the update trigger of the counters by workflow and month dropped (the
-// build before migration 14), the store's batches and one UPDATE, and last, with the
-// counters' update trigger dropped too, batches of 500 and one UPDATE.
+// and last, with the counters' update trigger dropped, batches of 500 and one UPDATE.
 // BENCHMARKS.md ("Bulk state changes") has the command and the figures.
 func BenchmarkBulkStateChange(b *testing.B) {
 	n := 100_000
@@ -99,18 +97,6 @@ func BenchmarkBulkStateChange(b *testing.B) {
 			exec(b, "UPDATE messages SET status = ? WHERE environment_id = ? AND subscriber_id = ?", []string{"seen", "sent"}[i%2], env, sub)
 		}
 	})
-	// The build before migration 14: no counters by workflow and month.
-	exec(b, "DROP TRIGGER messages_workflow_count_update")
-	b.Run("state-counters-only/store=500", func(b *testing.B) {
-		inApp := models.ChannelInApp
-		for range b.N {
-			out, err := s.ChangeState(ctx, env, models.StateTarget{SubscriberID: "alice", Channel: &inApp}, models.StateChange{Read: flag(flip(b))})
-			if err != nil || out.Changed != n {
-				b.Fatalf("changed %d of %d: %v", out.Changed, n, err)
-			}
-		}
-	})
-	b.Run("state-counters-only/one", one)
 	exec(b, "DROP TRIGGER messages_count_update")
 	b.Run("untriggered-batches=500", batches(500, false))
 	b.Run("untriggered-one", one)

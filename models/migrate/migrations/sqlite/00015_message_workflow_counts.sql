@@ -1,4 +1,4 @@
--- The SQLite twin of mysql/00014_message_workflow_counts.sql: a subscriber's counts by
+-- The SQLite twin of mysql/00015_message_workflow_counts.sql: a subscriber's counts by
 -- channel, workflow, month of creation and state, kept by triggers. One writer, so one
 -- shard (0). created_at is stored as text, 2025-01-31 23:59:59.999+00:00 (UTC, as the
 -- server writes it), so its month is the first seven characters without the dash. The
