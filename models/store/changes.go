@@ -267,7 +267,10 @@ func (s *Store) DeletedMessages(ctx context.Context, ids []string) ([]*models.Ch
 		return nil, nil
 	}
 	var tombs []*MessageDeletion
-	if err := s.conn(ctx).Where("id IN ?", ids).Order("deleted_at, id").Find(&tombs).Error; err != nil {
+	// The columns by name: a scatter ordered by vtgate needs them known, and vtgate knows a
+	// table's columns only once its schema tracking has seen the table.
+	if err := s.conn(ctx).Select("id, environment_id, subscriber_id, channel, created_at, deleted_at").
+		Where("id IN ?", ids).Order("deleted_at, id").Find(&tombs).Error; err != nil {
 		return nil, err
 	}
 	return s.deletions(ctx, tombs)
