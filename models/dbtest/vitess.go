@@ -263,3 +263,40 @@ func VitessCtl(t testing.TB, args ...string) []byte {
 	}
 	return out
 }
+
+// awaitSchemaTracking waits until vtgate knows the columns of every sharded table: the
+// migrations change the schema on the shards directly, and vtgate learns of it when the
+// tablets next reread it (every 2 s in .ci/vitess), refusing until then the statements it
+// can plan only with the columns known (VT09015, an ordered scatter of SELECT *).
+//
+// changed says the migrations just changed the schema: the tablets may have reread it
+// half way through, so vtgate may know an older one (a column "not found"); three of
+// their rereads later it knows the new one.
+func awaitSchemaTracking(t testing.TB, s *store.Store, changed bool) {
+	t.Helper()
+	if changed {
+		time.Sleep(6 * time.Second)
+	}
+	v, err := migrate.LoadVSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for _, ks := range v.Keyspaces() {
+		if !v[ks].Sharded {
+			continue
+		}
+		for _, table := range slices.Sorted(maps.Keys(v[ks].Tables)) {
+			for {
+				err := s.DB().Exec(fmt.Sprintf("SELECT * FROM `%s` ORDER BY environment_id LIMIT 1", table)).Error
+				if err == nil {
+					break
+				}
+				if !strings.Contains(err.Error(), "VT09015") || time.Now().After(deadline) {
+					t.Fatalf("vtgate does not know the columns of %s: %v", table, err)
+				}
+				time.Sleep(200 * time.Millisecond)
+			}
+		}
+	}
+}
