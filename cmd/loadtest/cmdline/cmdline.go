@@ -119,6 +119,19 @@ func Settings(cmd *cli.Command) []Setting {
 	return out
 }
 
+// Masked hides the values of the named flags (secrets, API keys) in settings, for
+// PrintSettings.
+func Masked(settings []Setting, names ...string) []Setting {
+	for i := range settings {
+		for _, n := range names {
+			if settings[i].Name == n && settings[i].Value != "" {
+				settings[i].Value = "xxxxx"
+			}
+		}
+	}
+	return settings
+}
+
 // PrintSettings writes the effective configuration, one setting a line.
 func PrintSettings(w io.Writer, settings []Setting) {
 	fmt.Fprintln(w, "configuration (a flag wins over the environment, which wins over the default):")

@@ -93,20 +93,10 @@ peer shows the median p50 and requests/s of the server and the peer and their ra
 			if err != nil {
 				return err
 			}
-			cmdline.PrintSettings(stderr, maskPeerSettings(cmdline.Settings(cmd)))
+			cmdline.PrintSettings(stderr, cmdline.Masked(cmdline.Settings(cmd), "--jwt-secret", "--api-key"))
 			return runPeer(ctx, c, stdout, stderr)
 		},
 	}
-}
-
-// maskPeerSettings hides the API key and the JWT secret in the printed configuration.
-func maskPeerSettings(s []cmdline.Setting) []cmdline.Setting {
-	for i := range s {
-		if (s[i].Name == "--jwt-secret" || s[i].Name == "--api-key") && s[i].Value != "" {
-			s[i].Value = "xxxxx"
-		}
-	}
-	return s
 }
 
 // peerConfigFrom reads and checks the flags of `loadtest peer`.

@@ -85,20 +85,10 @@ environment that reaches a second shard of the sharded keyspace is a scatter. Sh
 			if err != nil {
 				return err
 			}
-			cmdline.PrintSettings(stderr, maskKeys(cmdline.Settings(cmd)))
+			cmdline.PrintSettings(stderr, cmdline.Masked(cmdline.Settings(cmd), "--direct-keys", "--vitess-keys"))
 			return run(ctx, c, stdout, stderr)
 		},
 	}
-}
-
-// maskKeys hides the API keys in the printed configuration.
-func maskKeys(s []cmdline.Setting) []cmdline.Setting {
-	for i := range s {
-		if (s[i].Name == "--direct-keys" || s[i].Name == "--vitess-keys") && s[i].Value != "" {
-			s[i].Value = "xxxxx"
-		}
-	}
-	return s
 }
 
 // configFrom reads and checks the flags of `loadtest vitess`.
