@@ -176,6 +176,11 @@ func (s *Migrator) Up(ctx context.Context) ([]Migration, error) {
 	for _, r := range results {
 		applied = append(applied, migrationOf(r.Source))
 	}
+	if len(applied) > 0 {
+		if err := s.awaitVTGate(ctx); err != nil {
+			return applied, err
+		}
+	}
 	return applied, nil
 }
 
@@ -215,7 +220,7 @@ func (s *Migrator) Down(ctx context.Context) (Migration, error) {
 	if err != nil {
 		return Migration{}, fmt.Errorf("migrate down: %w", leaseLost(ctx, err))
 	}
-	return migrationOf(r.Source), nil
+	return migrationOf(r.Source), s.awaitVTGate(ctx)
 }
 
 // Status lists every migration this binary embeds, applied or pending, and any

@@ -55,7 +55,6 @@ export class Server {
     await buildServer(repoRoot, this.binary);
     await this.db.create();
     await this.cli('migrate');
-    await this.db.settle();
     const file = join(this.dir, 'messages.jsonl');
     await writeFile(file, records.map((r) => JSON.stringify(r)).join('\n') + '\n');
     await this.cli('import', '--file', file);

@@ -77,15 +77,6 @@ export class Database {
     }
   }
 
-  /**
-   * settle waits, on Vitess, until vtgate knows the schema `migrate` just changed on the
-   * shards: the tablets reread it every 2 s (.ci/vitess), and until vtgate has the new
-   * one it refuses the statements it plans with the columns known. Three rereads.
-   */
-  async settle() {
-    if (this.vitessURL) await new Promise((r) => setTimeout(r, 6000));
-  }
-
   /** drop removes what create made: the MariaDB database; Vitess is emptied by the next suite. */
   async drop() {
     if (!this.created) return;
