@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -379,5 +381,57 @@ func TestSessionTokenNotLogged(t *testing.T) {
 	w.call(t, http.MethodGet, "/v1/messages", "Bearer "+tok, "")
 	if log := w.srv.stderr.String(); strings.Contains(log, tok) || strings.Contains(log, w.key) || !bytes.Contains([]byte(log), []byte("/v1/inbox/session")) {
 		t.Errorf("the log holds a credential, or not the session request:\n%s", log)
+	}
+}
+
+// A count whose filters the counters cannot answer reads messages row by row, once per
+// such filter: each costs the caller a unit of its rate limit on top of the request's
+// own, and when too few are left the count is refused before anything is read. Filters
+// the counters answer cost nothing more.
+func TestCountReadingRowsChargedPerFilter(t *testing.T) {
+	w := newSessionWorld(t, store.DialectSQLite, "--session-rate-limit", "0.01", "--session-rate-burst", "40")
+	alice := "Bearer " + w.token(t, "alice")
+	// Alice's messages were created at dbtest.Base, 08:00 on the first of a month.
+	monthStart := time.Date(dbtest.Base.Year(), dbtest.Base.Month(), 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	midMonth := dbtest.Base.Add(-time.Hour).UnixMilli()
+	count := func(n int, createdGte int64) e2eReply {
+		filters := make([]string, n)
+		for i := range filters {
+			filters[i] = fmt.Sprintf(`{"createdGte":%d}`, createdGte)
+		}
+		return w.call(t, http.MethodGet, "/v1/inbox/notifications/count?filters="+url.QueryEscape("["+strings.Join(filters, ",")+"]"), alice, "")
+	}
+	remaining := func(r e2eReply) string { return r.header.Get("RateLimit-Remaining") }
+	wantCounts := func(r e2eReply, n, each int) {
+		t.Helper()
+		var body struct{ Data []struct{ Count int } }
+		if r.status != http.StatusOK {
+			t.Fatalf("count: %d %s", r.status, r.body)
+		}
+		if err := json.Unmarshal(r.body, &body); err != nil || len(body.Data) != n {
+			t.Fatalf("count body %s: %v", r.body, err)
+		}
+		for i, c := range body.Data {
+			if c.Count != each {
+				t.Fatalf("filter %d counted %d, want %d", i, c.Count, each)
+			}
+		}
+	}
+
+	r := count(10, monthStart)
+	wantCounts(r, 10, 2)
+	if remaining(r) != "39" {
+		t.Errorf("10 filters the counters answer left %s of 40, want 39: they cost nothing more", remaining(r))
+	}
+	wantCounts(count(10, midMonth), 10, 2)
+	if r := w.call(t, http.MethodGet, "/v1/messages", alice, ""); remaining(r) != "27" {
+		t.Errorf("after 10 filters reading rows, the next request left %s, want 27 (39 - 1 - 10 - 1)", remaining(r))
+	}
+	r = count(30, midMonth)
+	if msg := errorMessage(t, r, http.StatusTooManyRequests); !strings.Contains(msg, "for this subscriber (all its sessions together)") {
+		t.Errorf("30 filters reading rows with 26 units left: %q", msg)
+	}
+	if r := w.call(t, http.MethodGet, "/v1/messages", alice, ""); remaining(r) != "25" {
+		t.Errorf("the refused count took its filters' units: %s left, want 25", remaining(r))
 	}
 }

@@ -62,7 +62,8 @@ type InboxFilter struct {
 // and creation ranges). A count that also reads messages (store.CountReadsRows: a
 // creation range covering a month in part, or tags and creation ranges across
 // subscribers, for an API key naming none) runs in one of the environment's turns,
-// shared by the same request waiting for it (countScans).
+// shared by the same request waiting for it (countScans), and costs the caller a unit of
+// its rate limit per filter that reads messages (models.Charge).
 func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel *models.ChannelType, filters []InboxFilter) ([]int, error) {
 	caller, err := models.CallerFrom(ctx)
 	if err != nil {
@@ -115,6 +116,18 @@ func (s *Service) InboxCounts(ctx context.Context, subscriberID *string, channel
 	}
 	var counts []int
 	if store.CountReadsRows(subscriberID, asked) {
+		// Each filter the counters cannot answer reads messages row by row, a cost that
+		// grows with the inbox: it is charged to the caller's rate limit, a unit per
+		// such filter, before any is read.
+		scanning := 0
+		for _, f := range asked {
+			if store.CountReadsRows(subscriberID, []models.ListFilter{f}) {
+				scanning++
+			}
+		}
+		if err := models.Charge(ctx, scanning); err != nil {
+			return nil, err
+		}
 		key := []byte(caller.EnvironmentID)
 		key = models.ListFilter{SubscriberID: subscriberID, Channel: channel}.AppendKey(key)
 		key = binary.AppendUvarint(key, uint64(len(asked)))

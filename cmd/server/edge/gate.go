@@ -69,16 +69,31 @@ func (g *Gate) Admit(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = admit(ctx, caller, g.limiter, g.sessions)
+	_, err = admit(ctx, caller, g.limiter, g.sessions, 1)
+	return err
+}
+
+// charge takes units more of ctx's caller's buckets, for work beyond an admitted
+// operation's usual (models.Charge).
+func (g *Gate) charge(ctx context.Context, units int) error {
+	caller, err := models.CallerFrom(ctx)
+	if err != nil {
+		return err
+	}
+	_, err = admit(ctx, caller, g.limiter, g.sessions, units)
 	return err
 }
 
 // Operation bounds the work of one query or mutation: the request deadline in its
-// context, and a byte budget for the records it reads and the response it writes. done
+// context, a byte budget for the records it reads and the response it writes, and the
+// charge of further rate-limit units for costly work (models.Charge). done
 // releases both once the response is written.
 func (g *Gate) Operation(ctx context.Context) (context.Context, func()) {
 	b := g.pool.NewBudget(g.budget)
 	ctx = models.WithBudget(ctx, b)
+	if g.limiter != nil || g.sessions != nil {
+		ctx = models.WithCharge(ctx, g.charge)
+	}
 	if g.timeout <= 0 {
 		return ctx, b.Release
 	}

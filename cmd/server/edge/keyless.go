@@ -24,7 +24,7 @@ func Keyless(l *RateLimiter, errs ErrorWriter) Middleware {
 				errs.WriteError(w, r, &StatusError{http.StatusServiceUnavailable, "this server takes no requests without a credential"})
 				return
 			}
-			if d, ok := l.take(r.Context(), "address/"+ClientAddress(r)); ok {
+			if d, ok := l.take(r.Context(), "address/"+ClientAddress(r), 1); ok {
 				d.setHeaders(w.Header())
 				if !d.allowed {
 					w.Header().Set("Retry-After", strconv.FormatInt(max(ceilSeconds(d.retryAfter), 1), 10))

@@ -75,9 +75,10 @@ type decision struct {
 	retryAfter time.Duration
 }
 
-// buckets takes one token from an environment's bucket: in process or in Redis.
+// buckets takes n tokens (at most the bucket size) from an environment's bucket: in
+// process or in Redis.
 type buckets interface {
-	take(ctx context.Context, env string) (decision, error)
+	take(ctx context.Context, env string, n int) (decision, error)
 }
 
 var (
@@ -159,11 +160,11 @@ func (l *RateLimiter) Environments() int {
 	return l.memory.len()
 }
 
-// take asks env's bucket for a token. ok is false when the bucket could not be asked
+// take asks env's bucket for n tokens. ok is false when the bucket could not be asked
 // (Redis down or slow): the request then passes unlimited, and a warning is logged at
 // most once per warnEvery with the number of failures it stands for.
-func (l *RateLimiter) take(ctx context.Context, env string) (decision, bool) {
-	d, err := l.buckets.take(ctx, env)
+func (l *RateLimiter) take(ctx context.Context, env string, n int) (decision, bool) {
+	d, err := l.buckets.take(ctx, env, n)
 	if err == nil {
 		return d, true
 	}
@@ -215,7 +216,7 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 				errs.WriteError(w, r, err)
 				return
 			}
-			shown, err := admit(r.Context(), caller, l, sessions)
+			shown, err := admit(r.Context(), caller, l, sessions, 1)
 			if shown != nil {
 				shown.setHeaders(w.Header())
 			}
@@ -230,8 +231,8 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 	}
 }
 
-// admit takes one token of the caller's subscriber bucket (for a subscriber session) and
-// of its environment's: the subscriber's first, since it is the likelier to refuse, and
+// admit takes n tokens of the caller's subscriber bucket (for a subscriber session) and
+// of its environment's (at most each bucket's size: work costlier than that empties it): the subscriber's first, since it is the likelier to refuse, and
 // then the environment keeps its token. shown is the decision the caller paces itself by
 // (its subscriber's bucket for a session), or on a refusal the refusing bucket's, with
 // err saying when to retry; nil when no bucket could be asked (Redis down: the request
@@ -242,9 +243,9 @@ func RateLimit(l, sessions *RateLimiter, errs ErrorWriter) Middleware {
 // POST /v1/inbox/session hands one to whoever knows a subscriber's hash), so a bucket per
 // token would give one person as many allowances as tokens they ask for; a subscriber is
 // the person the limit is about, and its bucket is the same on every instance.
-func admit(ctx context.Context, caller models.Caller, l, sessions *RateLimiter) (shown *decision, err error) {
+func admit(ctx context.Context, caller models.Caller, l, sessions *RateLimiter, n int) (shown *decision, err error) {
 	if caller.Scoped() && sessions != nil {
-		if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID); ok {
+		if d, ok := sessions.take(ctx, caller.EnvironmentID+"/"+caller.SubscriberID, n); ok {
 			if !d.allowed {
 				return &d, sessions.refusal(d, "this subscriber (all its sessions together)")
 			}
@@ -252,7 +253,7 @@ func admit(ctx context.Context, caller models.Caller, l, sessions *RateLimiter) 
 		}
 	}
 	if l != nil {
-		if d, ok := l.take(ctx, caller.EnvironmentID); ok {
+		if d, ok := l.take(ctx, caller.EnvironmentID, n); ok {
 			if !d.allowed {
 				return &d, l.refusal(d, "this environment")
 			}
@@ -315,12 +316,13 @@ func newMemoryBuckets(r rate.Limit, burst, maxEnvironments int, now func() time.
 	return &memoryBuckets{rate: r, burst: burst, now: now, idle: tokensDuration(r, float64(burst)), lru: lru}
 }
 
-func (m *memoryBuckets) take(_ context.Context, env string) (decision, error) {
+func (m *memoryBuckets) take(_ context.Context, env string, n int) (decision, error) {
+	n = min(n, m.burst)
 	now := m.now()
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	b := m.bucket(env, now)
-	allowed := b.limiter.AllowN(now, 1)
+	allowed := b.limiter.AllowN(now, n)
 	tokens := b.limiter.TokensAt(now)
 	d := decision{
 		allowed:   allowed,
@@ -329,7 +331,7 @@ func (m *memoryBuckets) take(_ context.Context, env string) (decision, error) {
 		reset:     tokensDuration(m.rate, float64(m.burst)-tokens),
 	}
 	if !allowed {
-		d.retryAfter = tokensDuration(m.rate, 1-tokens)
+		d.retryAfter = tokensDuration(m.rate, float64(n)-tokens)
 	}
 	return d, nil
 }

@@ -59,13 +59,13 @@ func newRedisBuckets(o RateLimitOptions) (*redisBuckets, error) {
 	}, nil
 }
 
-func (b *redisBuckets) take(ctx context.Context, env string) (decision, error) {
+func (b *redisBuckets) take(ctx context.Context, env string, n int) (decision, error) {
 	if b.now().UnixNano() < b.restUntil.Load() {
 		return decision{}, fmt.Errorf("not asked within %s of a failure: %w", redisRest, *b.lastErr.Load())
 	}
 	rctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	res, err := b.limiter.Allow(rctx, b.prefix+env, b.limit)
+	res, err := b.limiter.AllowN(rctx, b.prefix+env, b.limit, min(n, b.limit.Burst))
 	if err != nil {
 		if ctx.Err() == nil {
 			b.lastErr.Store(&err)
