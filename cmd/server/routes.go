@@ -45,7 +45,7 @@ func routes(svc *service.Service, st *store.Store, logger *slog.Logger, now func
 	gqlErrors := v1Errors.WithErrors(graph.ErrorsArray)
 	e := edge.New(edge.Options{
 		Logger: logger, Now: now, Auth: svc,
-		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, AddressLimiter: g.addressLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout,
+		Limiter: g.limiter, SessionLimiter: g.sessionLimiter, AddressLimiter: g.addressLimiter, CORS: g.cors, Origins: g.origins, Idempotency: g.idempotency, Timeout: g.timeout, Shards: st,
 		Budget: g.budget, BudgetPool: g.pool,
 		Metrics: g.obs.httpMetrics(), Trace: g.obs.traceMiddleware(),
 		Errors: v1Errors,

@@ -43,6 +43,10 @@ type Options struct {
 	// SlowTimeout is how long a client may read nothing while changes wait for it; then
 	// its subscription is closed with ErrSlowConsumer.
 	SlowTimeout time.Duration
+	// ShardTimeout bounds, on Vitess, one poll of one shard: a shard that has not
+	// answered by then is asked again at a later poll, from where its last poll began,
+	// while the other shards' polls go on every Interval without waiting for it.
+	ShardTimeout time.Duration
 	// Logger reports poll failures.
 	Logger *slog.Logger
 }
@@ -55,6 +59,7 @@ const (
 	DefaultBatch        = 1000
 	DefaultBuffer       = 1000
 	DefaultSlowTimeout  = 10 * time.Second
+	DefaultShardTimeout = 5 * time.Second
 )
 
 // holdEvery is how many polls pass between reads of change_holds, and holdsWithin how
@@ -83,19 +88,16 @@ type Feed struct {
 	newest models.Position
 
 	// Poll state, owned by Run's goroutine.
-	high  models.Position                // newest position seen
-	seen  map[models.ChangeKey]time.Time // changes delivered, by key, pruned past the window
-	hold  time.Time                      // start of the oldest hold, zero when none
-	polls int
+	shards []*shardFeed // what each shard's polls read
+	hold   time.Time    // start of the oldest hold, zero when none
+	polls  int
 	// holdsRead is when the holds were read last, by the machine's clock; busy when a
 	// poll last found a change, or this process wrote.
 	holdsRead time.Time
 	busy      time.Time
 	// The database's clock stamps the rows; the feed keeps it as an offset from the
-	// machine's, read again with the holds. lastPoll is when, by the database's clock,
-	// the last successful poll began: the next one reads from Lookback before it.
-	offset   time.Duration
-	lastPoll time.Time
+	// machine's, read again with the holds.
+	offset time.Duration
 	// offsetRTT is the round trip the offset was taken from, at offsetAt: a slower read
 	// does not replace it (its clock is uncertain by half its round trip) until it is
 	// offsetMaxAge old.
@@ -104,6 +106,35 @@ type Feed struct {
 
 	started chan struct{}
 	stats   Stats
+}
+
+// shardFeed is what the polls of one shard of messages read (on Vitess, where each shard
+// is polled on its own: store.Store.FeedShards), or of the whole database. A shard that
+// fails or stalls keeps its window where it was, so the changes it holds are read when it
+// answers again, while the others' windows move on.
+type shardFeed struct {
+	name string // "" for the whole database
+	// The state below is owned by the goroutine polling the shard while running is set,
+	// by Run's otherwise.
+	high models.Position                // newest position seen
+	seen map[models.ChangeKey]time.Time // changes delivered, by key, pruned past the window
+	// lastPoll is when, by the database's clock, the shard's last successful poll
+	// began: the next one reads from Lookback before it.
+	lastPoll time.Time
+	// released is the start of a hold released while the shard's poll was under way:
+	// its next poll reads from there once.
+	released time.Time
+	// running receives the result of the shard's poll under way; nil when none is.
+	running chan shardResult
+	// failing is when the shard's polls began to fail (zero while they succeed), and
+	// warned when that was last logged.
+	failing, warned time.Time
+}
+
+// shardResult is the outcome of one poll of one shard.
+type shardResult struct {
+	changed bool // it published a change
+	err     error
 }
 
 // Stats count what the feed did, for metrics.
@@ -136,11 +167,13 @@ func New(st *store.Store, o Options) *Feed {
 	if o.SlowTimeout <= 0 {
 		o.SlowTimeout = DefaultSlowTimeout
 	}
+	if o.ShardTimeout <= 0 {
+		o.ShardTimeout = DefaultShardTimeout
+	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Feed{store: st, o: o, subs: map[string]map[*Subscription]struct{}{},
-		seen: map[models.ChangeKey]time.Time{}, started: make(chan struct{})}
+	return &Feed{store: st, o: o, subs: map[string]map[*Subscription]struct{}{}, started: make(chan struct{})}
 }
 
 // Stats are the feed's counters.
@@ -223,34 +256,99 @@ func (f *Feed) start(ctx context.Context) error {
 	if err := f.readHolds(ctx); err != nil {
 		return err
 	}
-	f.lastPoll = f.dbNow()
+	began := f.dbNow()
+	names, err := f.store.FeedShards(ctx)
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		names = []string{""}
+	}
+	f.shards = make([]*shardFeed, len(names))
+	for i, name := range names {
+		f.shards[i] = &shardFeed{name: name, seen: map[models.ChangeKey]time.Time{}, lastPoll: began}
+	}
+	if len(f.shards) == 1 {
+		if err := f.startShard(ctx, f.shards[0], f.hold); err != nil {
+			return err
+		}
+	} else {
+		// A shard that does not answer is polled from here on like the others: its
+		// window begins now, and it has no changes to skip when it answers.
+		errs := make([]error, len(f.shards))
+		var wg sync.WaitGroup
+		for i, sh := range f.shards {
+			wg.Go(func() { errs[i] = f.startShard(ctx, sh, f.hold) })
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err != nil && ctx.Err() == nil {
+				f.shards[i].failing, f.shards[i].warned = time.Now(), time.Now()
+				f.o.Logger.Warn("change feed: a shard did not answer at start; its changes are read once it does",
+					"shard", f.shards[i].name, "err", err)
+			}
+		}
+	}
+	close(f.started)
+	return nil
+}
+
+// startShard reads where sh's changes stand: its newest position, and the changes
+// already in its window, which happened before anyone could subscribe here and are
+// marked seen so that its first poll does not announce them.
+func (f *Feed) startShard(ctx context.Context, sh *shardFeed, hold time.Time) error {
+	ctx, done, err := f.onShard(ctx, sh)
+	if err != nil {
+		return err
+	}
+	defer done()
 	p, err := f.store.LatestChange(ctx)
 	if err != nil {
 		return err
 	}
-	f.high = p
-	f.mu.Lock()
-	f.newest = p
-	f.mu.Unlock()
-	// Changes already in the window when the feed starts happened before anyone could
-	// subscribe here: mark them seen so the first poll does not announce them.
-	from := f.from()
+	from := windowFrom(sh.lastPoll, f.o.Lookback, hold)
 	after := (*models.Position)(nil)
+	seen := map[models.ChangeKey]time.Time{}
 	for {
 		ps, err := f.store.ChangedSince(ctx, from, after, f.o.Batch)
 		if err != nil {
 			return err
 		}
 		for _, p := range ps {
-			f.seen[p.Key()] = p.At
+			seen[p.Key()] = p.At
 		}
 		if len(ps) < f.o.Batch {
 			break
 		}
 		after = &ps[len(ps)-1].Position
 	}
-	close(f.started)
+	sh.high, sh.seen = p, seen
+	f.noteHigh(p)
 	return nil
+}
+
+// onShard is ctx for the statements of sh: on Vitess bounded by ShardTimeout and
+// targeting the shard.
+func (f *Feed) onShard(ctx context.Context, sh *shardFeed) (context.Context, context.CancelFunc, error) {
+	if sh.name == "" {
+		return ctx, func() {}, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.o.ShardTimeout)
+	ctx, err := f.store.OnShard(ctx, sh.name)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return ctx, cancel, nil
+}
+
+// noteHigh makes p the position a live subscription begins at if it is the newest.
+func (f *Feed) noteHigh(p models.Position) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if p.After(f.newest) {
+		f.newest = p
+	}
 }
 
 // dbNow is the database's clock, estimated from the machine's. The feed measures real
@@ -277,25 +375,28 @@ func (f *Feed) readHolds(ctx context.Context) error {
 // so far, is kept against slower reads.
 const offsetMaxAge = time.Minute
 
-// from is where the next poll reads from: Lookback before the last poll began, or the
-// start of the oldest hold if that is earlier. It moves with the clock, so a quiet
-// table costs one empty range read per poll however large the last burst was.
+// windowFrom is where a shard's next poll reads from: lookback before its last poll
+// began, or the start of the oldest hold if that is earlier. It moves with the clock, so a
+// quiet table costs one empty range read per poll however large the last burst was.
 //
 // It is whole milliseconds: the query compares stamps with it at the database's
 // precision (SQLite's stamps are text in milliseconds, MariaDB's microseconds), and the
 // changes the last poll saw are forgotten below it in Go's nanoseconds. A from between a
 // stamp and the next millisecond would forget a change the next query still reads, and
 // publish it again.
-func (f *Feed) from() time.Time {
-	from := f.lastPoll.Add(-f.o.Lookback)
-	if !f.hold.IsZero() && f.hold.Before(from) {
-		from = f.hold
+func windowFrom(lastPoll time.Time, lookback time.Duration, hold time.Time) time.Time {
+	from := lastPoll.Add(-lookback)
+	if !hold.IsZero() && hold.Before(from) {
+		from = hold
 	}
 	return from.Truncate(time.Millisecond)
 }
 
-// poll reads every position in the window, loads the rows not seen yet and publishes
-// them in changed_at order.
+// poll reads every shard's positions in its window, loads the rows not seen yet and
+// publishes them in changed_at order, shard by shard. With several shards (Vitess) each
+// is polled by a goroutine of its own, waited for at most an Interval: a shard still
+// polling then (hung) is left to finish, and polled again once it has, while the others
+// are polled every Interval.
 func (f *Feed) poll(ctx context.Context) error {
 	f.stats.Polls.Add(1)
 	var released time.Time
@@ -309,24 +410,111 @@ func (f *Feed) poll(ctx context.Context) error {
 		}
 	}
 	began := f.dbNow()
-	from := f.from()
-	if !released.IsZero() && released.Before(from) {
-		// A hold is released after its writer committed: this poll, the first to know,
-		// still reads from the hold's start, so the rows the writer stamped long before
-		// its commit are read once after it. From the next poll on, the window is the
-		// usual one.
-		from = released.Truncate(time.Millisecond)
+	hold := f.hold
+	for _, sh := range f.shards {
+		if !released.IsZero() && (sh.released.IsZero() || released.Before(sh.released)) {
+			sh.released = released
+		}
+		if sh.running != nil {
+			continue // still polling since an earlier round
+		}
+		from := windowFrom(sh.lastPoll, f.o.Lookback, hold)
+		if !sh.released.IsZero() && sh.released.Before(from) {
+			// A hold is released after its writer committed: this poll, the first to
+			// know, still reads from the hold's start, so the rows the writer stamped long
+			// before its commit are read once after it. From the next poll on, the window
+			// is the usual one.
+			from = sh.released.Truncate(time.Millisecond)
+		}
+		sh.released = time.Time{}
+		if len(f.shards) == 1 {
+			return f.finished(sh, f.pollShard(ctx, sh, began, from, hold))
+		}
+		sh.running = make(chan shardResult, 1)
+		go func() { sh.running <- f.pollShard(ctx, sh, began, from, hold) }()
 	}
+	wait := time.NewTimer(f.o.Interval)
+	defer wait.Stop()
+	waiting := true
+	var errs []error
+	for _, sh := range f.shards {
+		if sh.running == nil {
+			continue
+		}
+		var r shardResult
+		if waiting {
+			select {
+			case r = <-sh.running:
+			case <-wait.C:
+				waiting = false
+				continue
+			}
+		} else {
+			select {
+			case r = <-sh.running:
+			default:
+				continue
+			}
+		}
+		sh.running = nil
+		if err := f.finished(sh, r); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// finished takes in the result of a poll of sh: the feed is busy when it found changes,
+// and a shard's failures are reported once when they begin and then once a minute.
+func (f *Feed) finished(sh *shardFeed, r shardResult) error {
+	if r.changed {
+		f.busy = time.Now()
+	}
+	if r.err == nil {
+		if !sh.failing.IsZero() && sh.name != "" {
+			f.o.Logger.Info("change feed: the shard answers again", "shard", sh.name, "failingFor", time.Since(sh.failing).Round(time.Millisecond).String())
+		}
+		sh.failing = time.Time{}
+		return nil
+	}
+	if sh.name == "" {
+		return r.err
+	}
+	now := time.Now()
+	if sh.failing.IsZero() {
+		sh.failing = now
+	}
+	f.stats.PollErrors.Add(1)
+	if now.Sub(sh.warned) >= shardWarnEvery {
+		sh.warned = now
+		f.o.Logger.Warn("change feed: a shard's poll failed; the other shards' events go on, its own wait for it",
+			"shard", sh.name, "failingFor", now.Sub(sh.failing).Round(time.Millisecond).String(), "err", r.err)
+	}
+	return nil
+}
+
+// shardWarnEvery spaces the warnings about one failing shard.
+const shardWarnEvery = time.Minute
+
+// pollShard is one poll of sh from from, the poll having begun at began by the
+// database's clock, with the oldest hold hold.
+func (f *Feed) pollShard(ctx context.Context, sh *shardFeed, began, from, hold time.Time) (r shardResult) {
+	ctx, done, err := f.onShard(ctx, sh)
+	if err != nil {
+		return shardResult{err: err}
+	}
+	defer done()
 	var after *models.Position
 	for {
 		ps, err := f.store.ChangedSince(ctx, from, after, f.o.Batch)
 		if err != nil {
-			return err
+			r.err = err
+			return r
 		}
 		f.stats.Positions.Add(int64(len(ps)))
 		var fresh, gone []string
 		for _, p := range ps {
-			if _, ok := f.seen[p.Key()]; !ok {
+			if _, ok := sh.seen[p.Key()]; !ok {
 				if p.Deleted {
 					gone = append(gone, p.ID)
 				} else {
@@ -335,18 +523,20 @@ func (f *Feed) poll(ctx context.Context) error {
 			}
 		}
 		if len(fresh)+len(gone) > 0 {
-			f.busy = time.Now()
+			r.changed = true
 		}
-		if err := f.load(ctx, fresh, f.store.ChangedMessages); err != nil {
-			return err
+		if err := f.load(ctx, sh, fresh, f.store.ChangedMessages); err != nil {
+			r.err = err
+			return r
 		}
-		if err := f.load(ctx, gone, f.store.DeletedMessages); err != nil {
-			return err
+		if err := f.load(ctx, sh, gone, f.store.DeletedMessages); err != nil {
+			r.err = err
+			return r
 		}
 		for _, p := range ps {
-			f.seen[p.Key()] = p.At
-			if p.After(f.high) {
-				f.high = p.Position
+			sh.seen[p.Key()] = p.At
+			if p.After(sh.high) {
+				sh.high = p.Position
 			}
 		}
 		if len(ps) < f.o.Batch {
@@ -357,20 +547,18 @@ func (f *Feed) poll(ctx context.Context) error {
 	// The window only moves forward: the keys below it are forgotten next, and a window
 	// moved back (the clock's estimate corrected between two polls) would read them again
 	// and publish them twice.
-	if began.After(f.lastPoll) {
-		f.lastPoll = began
+	if began.After(sh.lastPoll) {
+		sh.lastPoll = began
 	}
-	f.mu.Lock()
-	f.newest = f.high
-	f.mu.Unlock()
+	f.noteHigh(sh.high)
 	// Keys older than the next window cannot be read again.
-	next := f.from()
-	for k, at := range f.seen {
+	next := windowFrom(sh.lastPoll, f.o.Lookback, hold)
+	for k, at := range sh.seen {
 		if at.Before(next) {
-			delete(f.seen, k)
+			delete(sh.seen, k)
 		}
 	}
-	return nil
+	return r
 }
 
 // loadChunk bounds the ids of one IN list.
@@ -380,7 +568,7 @@ const loadChunk = 500
 // as they are now and publishes each change not published yet. A row changed again since
 // its position was read is published once, at its newest position; a row deleted since
 // is not found, and its deletion is published from its tombstone.
-func (f *Feed) load(ctx context.Context, ids []string, read func(context.Context, []string) ([]*models.Change, error)) error {
+func (f *Feed) load(ctx context.Context, sh *shardFeed, ids []string, read func(context.Context, []string) ([]*models.Change, error)) error {
 	for len(ids) > 0 {
 		n := min(len(ids), loadChunk)
 		changes, err := read(ctx, ids[:n])
@@ -390,12 +578,12 @@ func (f *Feed) load(ctx context.Context, ids []string, read func(context.Context
 		ids = ids[n:]
 		for _, c := range changes {
 			k := c.Position.Key()
-			if _, ok := f.seen[k]; ok {
+			if _, ok := sh.seen[k]; ok {
 				continue
 			}
-			f.seen[k] = c.Position.At
-			if c.Position.After(f.high) {
-				f.high = c.Position
+			sh.seen[k] = c.Position.At
+			if c.Position.After(sh.high) {
+				sh.high = c.Position
 			}
 			f.stats.Changes.Add(1)
 			f.publish(c)

@@ -10,18 +10,17 @@ import (
 // published are forgotten below it. A window starting at .829400 forgot a change stamped
 // .829, which the next query (changed_at >= '.829') read and published again.
 func TestWindowStartsOnAMillisecond(t *testing.T) {
-	f := New(nil, Options{Lookback: 2 * time.Second})
-	f.lastPoll = time.Date(2025, 3, 1, 9, 0, 2, 829_400_000, time.UTC)
+	lastPoll := time.Date(2025, 3, 1, 9, 0, 2, 829_400_000, time.UTC)
 	stamp := time.Date(2025, 3, 1, 9, 0, 0, 829_000_000, time.UTC)
-	from := f.from()
+	from := windowFrom(lastPoll, 2*time.Second, time.Time{})
 	if want := stamp; !from.Equal(want) {
 		t.Fatalf("from = %s, want %s", from.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
 	}
 	if stamp.Before(from) {
 		t.Fatal("a change the next query reads would be forgotten")
 	}
-	f.hold = time.Date(2025, 3, 1, 8, 59, 0, 123_456_789, time.UTC)
-	if got, want := f.from(), time.Date(2025, 3, 1, 8, 59, 0, 123_000_000, time.UTC); !got.Equal(want) {
+	hold := time.Date(2025, 3, 1, 8, 59, 0, 123_456_789, time.UTC)
+	if got, want := windowFrom(lastPoll, 2*time.Second, hold), time.Date(2025, 3, 1, 8, 59, 0, 123_000_000, time.UTC); !got.Equal(want) {
 		t.Fatalf("from with a hold = %s, want %s", got.Format(time.RFC3339Nano), want.Format(time.RFC3339Nano))
 	}
 }

@@ -56,6 +56,12 @@ type Store struct {
 	wrote chan struct{}
 	// listIndexes are the indexes of messages a list page may name (listindex.go).
 	listIndexes listIndexes
+	// shards are the handles of single shards through vtgate (OnShard), opened on first
+	// use; vtgateDSN is what they are opened from. Vitess only.
+	shards    shardHandles
+	vtgateDSN string
+	// slots are the shards' bulkheads (EnterShard). Vitess only.
+	slots shardSlots
 }
 
 // PoolOptions size the MySQL connection pool.
@@ -135,6 +141,9 @@ func Open(ctx context.Context, databaseURL string, pool PoolOptions, opts ...Ope
 		dsn, err := mysqlDSN(databaseURL, s.vitess)
 		if err == nil {
 			s.batchPool, err = openBatchPool(dsn, o.hostRetryAfter, pool)
+		}
+		if s.vitess {
+			s.vtgateDSN = dsn
 		}
 		if err != nil {
 			_ = sqlDB.Close()
@@ -336,7 +345,7 @@ func (s *Store) Close() error {
 	if s.batchPool != nil {
 		batches = s.batchPool.Close()
 	}
-	return errors.Join(sqlDB.Close(), batches, replicas)
+	return errors.Join(sqlDB.Close(), batches, replicas, s.shards.close())
 }
 
 // RedactURL hides the password of a database URL, for logs.

@@ -21,12 +21,15 @@ func inTx(ctx context.Context) bool {
 	return tx != nil
 }
 
-// conn is the handle a store method queries through: the transaction ctx carries, or the
-// pool. On SQLite the pool has one connection, so a query that bypassed an open
+// conn is the handle a store method queries through: the transaction ctx carries, the
+// shard it targets (OnShard), or the pool. On SQLite the pool has one connection, so a query that bypassed an open
 // transaction of its own request would wait for it forever.
 func (s *Store) conn(ctx context.Context) *gorm.DB {
 	if tx, _ := ctx.Value(txKey{}).(*gorm.DB); tx != nil {
 		return tx.WithContext(ctx)
+	}
+	if shard, _ := ctx.Value(shardKey{}).(*gorm.DB); shard != nil {
+		return shard.WithContext(ctx)
 	}
 	return s.db.WithContext(ctx)
 }

@@ -63,6 +63,9 @@ type Options struct {
 	Origins func(origin string) bool
 	// Idempotency holds idempotency keys; nil means keys are ignored.
 	Idempotency *Idempotency
+	// Shards is the bulkhead of a sharded database: each request or operation of a
+	// tenant takes a slot of its environment's shard while it runs; nil means none.
+	Shards ShardSlots
 	// Timeout is the deadline of one request's or operation's work; 0 means none.
 	Timeout time.Duration
 	// Budget is the bytes one request or operation may hold in records read and response
@@ -130,7 +133,7 @@ func New(o Options) *Edge {
 	if o.BudgetPool == nil {
 		o.BudgetPool = models.NewBudgetPool(0)
 	}
-	g := &Gate{auth: o.Auth, limiter: o.Limiter, sessions: o.SessionLimiter, timeout: o.Timeout, idem: o.Idempotency,
+	g := &Gate{auth: o.Auth, limiter: o.Limiter, sessions: o.SessionLimiter, timeout: o.Timeout, idem: o.Idempotency, shards: o.Shards,
 		pool: o.BudgetPool, budget: o.Budget, watch: NewWatch(o.Auth, o.Now, o.WatchInterval, o.Logger)}
 	return &Edge{o: o, gate: g}
 }
@@ -180,6 +183,7 @@ func (e *Edge) API(m Mount, next http.Handler) http.Handler {
 		websocketOrigins(m, e.o.Origins),
 		authenticate(e.gate, m),
 		RateLimit(e.o.Limiter, e.o.SessionLimiter, m.Errors),
+		shardSlot(e.gate, m.Errors),
 	}
 	if m.Idempotency != nil {
 		guards = append(guards, e.o.Idempotency.Guard(m.Idempotency, m.Errors))

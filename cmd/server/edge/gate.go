@@ -30,6 +30,7 @@ type Gate struct {
 	sessions  *RateLimiter
 	timeout   time.Duration
 	idem      *Idempotency
+	shards    ShardSlots
 	pool      *models.BudgetPool
 	budget    int64
 	watch     *Watch
@@ -94,11 +95,20 @@ func (g *Gate) Operation(ctx context.Context) (context.Context, func()) {
 	if g.limiter != nil || g.sessions != nil {
 		ctx = models.WithCharge(ctx, g.charge)
 	}
-	if g.timeout <= 0 {
-		return ctx, b.Release
+	cancel := context.CancelFunc(func() {})
+	if g.timeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, g.timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, g.timeout)
-	return ctx, func() { cancel(); b.Release() }
+	// An operation of a socket or stream, whose caller is known, takes its shard's slot
+	// here; a request takes it once authenticated (shardSlot). One that finds no slot
+	// before its deadline runs with its context ended, and so fails as unavailable.
+	leave := func() {}
+	if caller, err := models.CallerFrom(ctx); err == nil && g.shards != nil {
+		if release, err := g.shards.EnterShard(ctx, caller.EnvironmentID); err == nil {
+			leave = release
+		}
+	}
+	return ctx, func() { leave(); cancel(); b.Release() }
 }
 
 // Watch calls end, once, when the credential of ctx's caller stops being valid: its API
