@@ -424,6 +424,34 @@ func oneShardDown(t *testing.T, st *store.Store, takeDown func(*testing.T, strin
 			t.Logf("B's event for the message created with A's shard down: %s after it was created", a.at.Sub(createdAt).Round(time.Millisecond))
 		}
 	}
+	// B's background work goes on too: a snooze whose time has come ends, and a bulk
+	// change left to the server's workers (a job no instance holds) is claimed and done.
+	{
+		ctx := context.Background()
+		if err := st.DB().Exec("UPDATE messages SET snoozed_until = ? WHERE id = ? AND environment_id = ?",
+			time.Now().Add(-time.Minute).UTC(), B.msgs[1], B.tn.Env.ID).Error; err != nil {
+			t.Fatal(err)
+		}
+		seen := true
+		if err := st.Transaction(ctx, func(ctx context.Context) error {
+			_, _, err := st.CreateStateJob(ctx, B.tn.Env.ID, models.StateTarget{SubscriberID: B.sub}, models.StateChange{Seen: &seen}, "test", time.Minute)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, 8*time.Second, "B's snooze ended and B's bulk change done while A's shard is down", func() bool {
+			var snoozed, unseen int64
+			if err := st.DB().Raw("SELECT COUNT(snoozed_until), COALESCE(SUM(seen = 0), 0) FROM messages WHERE environment_id = ?", B.tn.Env.ID).
+				Row().Scan(&snoozed, &unseen); err != nil {
+				t.Fatal(err)
+			}
+			jobs, err := st.StateJobs(ctx, B.tn.Env.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return snoozed == 0 && unseen == 0 && len(jobs) == 0
+		})
+	}
 	released := time.Now()
 	whileDown := arrivals(down, released)
 	for _, id := range B.msgs { // every message B marked while A's shard was down

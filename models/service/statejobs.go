@@ -157,7 +157,7 @@ func (j *stateJobs) ended(ctx context.Context, job *store.StateJob, err error) {
 	case ctx.Err() != nil:
 		release, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		if err := j.store.ReleaseStateJob(release, job.ID, j.owner); err != nil {
+		if err := j.store.ReleaseStateJob(release, job, j.owner); err != nil {
 			j.logger.Warn("a bulk change was left to its lease", "job", job.ID, "error", err)
 		}
 	case errors.Is(err, store.ErrStateJobLost):

@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
 
 	"messages/models"
@@ -135,28 +136,31 @@ const tombstonePurgeBatch = 1000
 
 // PurgeDeletions removes the tombstones of messages deleted longer than retention ago, by
 // the database's clock (the one that stamped them), a batch at a time, and returns how
-// many it removed.
+// many it removed: on Vitess shard by shard (eachShard).
 func (s *Store) PurgeDeletions(ctx context.Context, retention time.Duration) (int, error) {
-	purged := 0
+	var purged atomic.Int64
 	before := "deleted_at < " + s.nowSQL(-retention)
-	for {
-		var ids []string
-		if err := s.db.WithContext(ctx).Model(&MessageDeletion{}).Where(before).
-			Order("deleted_at").Limit(tombstonePurgeBatch).Pluck("id", &ids).Error; err != nil {
-			return purged, err
+	err := s.eachShard(ctx, func(ctx context.Context) error {
+		for {
+			var ids []string
+			if err := s.conn(ctx).Model(&MessageDeletion{}).Where(before).
+				Order("deleted_at").Limit(tombstonePurgeBatch).Pluck("id", &ids).Error; err != nil {
+				return err
+			}
+			if len(ids) == 0 {
+				return nil
+			}
+			res := s.conn(ctx).Exec("DELETE FROM message_deletions WHERE id IN ? AND "+before, ids)
+			if res.Error != nil {
+				return res.Error
+			}
+			purged.Add(res.RowsAffected)
+			if len(ids) < tombstonePurgeBatch {
+				return nil
+			}
 		}
-		if len(ids) == 0 {
-			return purged, nil
-		}
-		res := s.db.WithContext(ctx).Exec("DELETE FROM message_deletions WHERE id IN ? AND "+before, ids)
-		if res.Error != nil {
-			return purged, res.Error
-		}
-		purged += int(res.RowsAffected)
-		if len(ids) < tombstonePurgeBatch {
-			return purged, nil
-		}
-	}
+	})
+	return int(purged.Load()), err
 }
 
 // SweepDeletions purges, every interval until ctx ends, the tombstones older than

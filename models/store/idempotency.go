@@ -7,6 +7,7 @@ import (
 	"math"
 	"messages/models"
 	"messages/models/cluster"
+	"sync/atomic"
 	"time"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
@@ -100,22 +101,25 @@ func (s *Store) CompleteIdempotencyKey(ctx context.Context, k *models.Idempotenc
 const purgeBatch = 1000
 
 // PurgeIdempotencyKeys deletes the records expired at now, through the expires_at index,
-// and returns how many it deleted.
+// and returns how many it deleted: on Vitess shard by shard (eachShard), where a
+// DELETE with a LIMIT runs on one shard only.
 func (s *Store) PurgeIdempotencyKeys(ctx context.Context, now time.Time) (int64, error) {
 	now = now.UTC().Truncate(time.Millisecond)
-	db := s.conn(ctx)
 	if s.dialect != DialectMySQL {
-		res := db.Where("expires_at <= ?", now).Delete(&models.IdempotencyKey{})
+		res := s.conn(ctx).Where("expires_at <= ?", now).Delete(&models.IdempotencyKey{})
 		return res.RowsAffected, res.Error
 	}
-	var total int64
-	for {
-		res := db.Exec("DELETE FROM idempotency_keys WHERE expires_at <= ? LIMIT ?", now, purgeBatch)
-		total += res.RowsAffected
-		if res.Error != nil || res.RowsAffected < purgeBatch {
-			return total, res.Error
+	var total atomic.Int64
+	err := s.eachShard(ctx, func(ctx context.Context) error {
+		for {
+			res := s.conn(ctx).Exec("DELETE FROM idempotency_keys WHERE expires_at <= ? LIMIT ?", now, purgeBatch)
+			total.Add(res.RowsAffected)
+			if res.Error != nil || res.RowsAffected < purgeBatch {
+				return res.Error
+			}
 		}
-	}
+	})
+	return total.Load(), err
 }
 
 // withLockWait runs fn on the transaction ctx carries with InnoDB's lock wait cut to d

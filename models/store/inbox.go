@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"messages/models"
@@ -193,16 +194,28 @@ func stateDiffers(c models.StateChange) (string, []any) {
 	return "(" + strings.Join(or, " OR ") + ")", args
 }
 
-// WakeSnoozed ends the snoozes whose time has come, at most stateBatch at a time, and
-// returns how many it ended: until then a message counts, and lists, as snoozed. Each
-// instance runs it every second (cmd/server); instances running it at once end the same
-// snoozes, which is harmless. The expired snoozes are found across environments through
-// messages_snoozed_until (a scatter on a sharded engine, once a second per instance, as
-// the change feed's poll: docs/scaling.md) and ended per environment.
+// WakeSnoozed ends the snoozes whose time has come, at most stateBatch at a time (per
+// shard on Vitess), and returns how many it ended: until then a message counts, and
+// lists, as snoozed. Each instance runs it every second (cmd/server); instances running
+// it at once end the same snoozes, which is harmless. The expired snoozes are found
+// across environments through messages_snoozed_until (on Vitess a statement per shard,
+// eachShard, once a second per instance, as the change feed's poll: docs/scaling.md) and
+// ended per environment.
 func (s *Store) WakeSnoozed(ctx context.Context) (int, error) {
 	now := models.NewTime(s.Now())
+	var woken atomic.Int64
+	err := s.eachShard(ctx, func(ctx context.Context) error {
+		n, err := s.wakeSnoozed(ctx, now)
+		woken.Add(int64(n))
+		return err
+	})
+	return int(woken.Load()), err
+}
+
+// wakeSnoozed is WakeSnoozed on the rows ctx reaches: the whole database, or one shard.
+func (s *Store) wakeSnoozed(ctx context.Context, now models.Time) (int, error) {
 	var due []struct{ ID, EnvironmentID string }
-	if err := s.db.WithContext(ctx).Model(&models.Message{}).Select("id, environment_id").
+	if err := s.conn(ctx).Model(&models.Message{}).Select("id, environment_id").
 		Where("snoozed_until <= ?", now).Order("snoozed_until").Limit(stateBatch).
 		Find(&due).Error; err != nil {
 		return 0, err

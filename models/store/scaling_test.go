@@ -50,7 +50,7 @@ var scatters = []scatter{
 	{"auth", regexp.MustCompile(`where api_keys\.hash = \?`), "an API key is found by its hash before its environment is known", nil},
 	{"import", regexp.MustCompile(`^select id, environment_id from (subscribers|templates|messages) where id in \(`), "import refuses ids another environment already holds", nil},
 	{"import", regexp.MustCompile(`^select id from message_deletions where id in \(.*\) and \(?not exists \(select 1 from messages where messages\.id = message_deletions\.id and messages\.environment_id = message_deletions\.environment_id\)`), "import leaves out the messages deleted since its file was written, found by id", nil},
-	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together", nil},
+	{"purge", regexp.MustCompile(`^delete from idempotency_keys where expires_at <= \?`), "expired keys of every environment are purged together, on Vitess shard by shard", nil},
 	{"apikey list", regexp.MustCompile(`^select \* from api_keys order by created_at, id$`), "the admin listing of every key", nil},
 	{"apikey revoke", regexp.MustCompile(`^update api_keys set revoked_at=\? where id = \? and revoked_at is null$`), "the admin revokes a key by its id", nil},
 	{"feed", regexp.MustCompile(`^select id, changed_at from \(select id, changed_at from messages order by changed_at desc, id desc limit 1\) as live union all select id, changed_at from \(select id, deleted_at as changed_at from message_deletions order by deleted_at desc, id desc limit 1\) as gone$`), "the change feed starts from the newest change or deletion of every environment", offVitess},

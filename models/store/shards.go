@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -15,7 +16,6 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	mysqldriver "github.com/go-sql-driver/mysql"
-	"gorm.io/driver/mysql"
 	"gorm.io/gorm"
 
 	"messages/models/migrate"
@@ -32,25 +32,26 @@ import (
 type shardKey struct{}
 
 // shardPool is the size of each shard's own pool: the feed polls a shard from one
-// goroutine at a time, and a hung shard holds these, never the store's pool.
-const shardPool = 2
+// goroutine at a time, and the background sweeps (eachShard) take one each; a hung shard
+// holds these, never the store's pool.
+const shardPool = 4
 
-// shardHandles are the handles of single shards, by target, opened on first use.
+// shardHandles are the handles of single shards, by target, opened on first use: the
+// store's own handle (its callbacks, its logger) over a pool of the shard's.
 type shardHandles struct {
-	mu sync.Mutex
-	db map[string]*gorm.DB
+	mu    sync.Mutex
+	db    map[string]*gorm.DB
+	pools []*sql.DB
 }
 
 func (h *shardHandles) close() error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var errs []error
-	for _, db := range h.db {
-		if sqlDB, err := db.DB(); err == nil {
-			errs = append(errs, sqlDB.Close())
-		}
+	for _, pool := range h.pools {
+		errs = append(errs, pool.Close())
 	}
-	h.db = nil
+	h.db, h.pools = nil, nil
 	return errors.Join(errs...)
 }
 
@@ -94,43 +95,39 @@ func (s *Store) OnShard(ctx context.Context, shard string) (context.Context, err
 	defer s.shards.mu.Unlock()
 	db := s.shards.db[shard]
 	if db == nil {
-		var err error
-		if db, err = s.openShard(shard); err != nil {
+		pool, err := s.openShard(shard)
+		if err != nil {
 			return nil, err
 		}
+		// A session of its own (a context makes GORM copy the statement, which would
+		// otherwise be the store's) whose connections are the shard's.
+		db = s.db.Session(&gorm.Session{NewDB: true, Context: context.Background()})
+		db.Config.ConnPool, db.Statement.ConnPool = pool, pool
 		if s.shards.db == nil {
 			s.shards.db = map[string]*gorm.DB{}
 		}
 		s.shards.db[shard] = db
+		s.shards.pools = append(s.shards.pools, pool)
 	}
 	return context.WithValue(ctx, shardKey{}, db), nil
 }
 
 // openShard opens, without connecting, a pool of connections whose target is shard.
-func (s *Store) openShard(shard string) (*gorm.DB, error) {
+func (s *Store) openShard(shard string) (*sql.DB, error) {
 	cfg, err := mysqldriver.ParseDSN(s.vtgateDSN)
 	if err != nil {
 		return nil, err
 	}
 	cfg.DBName = shard
-	conf := s.gormConfig()
-	conf.DisableAutomaticPing = true
-	db, err := gorm.Open(mysql.New(mysql.Config{DSN: cfg.FormatDSN(), SkipInitializeWithVersion: true}), conf)
+	connector, err := mysqldriver.NewConnector(cfg)
 	if err != nil {
 		return nil, err
 	}
-	sqlDB, err := db.DB()
-	if err != nil {
-		return nil, err
-	}
-	sqlDB.SetMaxOpenConns(shardPool)
-	sqlDB.SetMaxIdleConns(shardPool)
-	sqlDB.SetConnMaxLifetime(DefaultPool.ConnMaxLifetime)
-	if err := errors.Join(s.countStatements(db), s.containJSON(db)); err != nil {
-		_ = sqlDB.Close()
-		return nil, err
-	}
-	return db, nil
+	pool := sql.OpenDB(connector)
+	pool.SetMaxOpenConns(shardPool)
+	pool.SetMaxIdleConns(shardPool)
+	pool.SetConnMaxLifetime(DefaultPool.ConnMaxLifetime)
+	return pool, nil
 }
 
 // A shard that stops answering (a stalled disk, a partition) holds every connection its
@@ -145,6 +142,7 @@ type shardSlots struct {
 	mu     sync.Mutex
 	ranges []keyRange // as vtgate listed them when last read
 	read   time.Time  // when; zero: never
+	failed time.Time  // when vtgate last could not list them
 	slots  map[string]chan struct{}
 }
 
@@ -182,17 +180,27 @@ func (s *Store) EnterShard(ctx context.Context, environmentID string) (release f
 	}
 }
 
+// readShards reads the shard list again when it is older than shardsReadEvery (a
+// second after vtgate could not list them); the caller holds sl.mu.
+func (s *Store) readShards(ctx context.Context) {
+	sl := &s.slots
+	if time.Since(sl.read) < shardsReadEvery || time.Since(sl.failed) < time.Second {
+		return
+	}
+	names, err := s.FeedShards(ctx)
+	if err != nil {
+		sl.failed = time.Now()
+		return
+	}
+	sl.ranges, sl.read = keyRanges(names), time.Now()
+}
+
 // shardSlot returns the slots of environmentID's shard, nil when unknown.
 func (s *Store) shardSlot(ctx context.Context, environmentID string) chan struct{} {
 	sl := &s.slots
 	sl.mu.Lock()
 	defer sl.mu.Unlock()
-	if time.Since(sl.read) >= shardsReadEvery {
-		sl.read = time.Now()
-		if names, err := s.FeedShards(ctx); err == nil {
-			sl.ranges = keyRanges(names)
-		}
-	}
+	s.readShards(ctx)
 	shard := shardOf(sl.ranges, environmentID)
 	if shard == "" {
 		return nil
@@ -242,4 +250,47 @@ func shardOf(ranges []keyRange, environmentID string) string {
 		}
 	}
 	return ""
+}
+
+// The background sweeps (ending snoozes, claiming bulk-change jobs, purging expired
+// idempotency keys and old tombstones) look for rows of every environment. On Vitess
+// each is a statement per shard (eachShard) rather than one scatter, which vtgate answers
+// only once every shard has: a shard down or hung then holds up only its own tenants'.
+
+// sweepShardTimeout bounds one shard's part of a sweep on Vitess: what it did not reach
+// is done at the next.
+const sweepShardTimeout = 3 * time.Second
+
+// eachShard runs fn on every shard of the sharded keyspace at once on Vitess, its ctx
+// targeting the shard (OnShard) and bounded by sweepShardTimeout; elsewhere it runs fn
+// once with ctx. A shard that fails does not stop the others: their errors are joined,
+// each naming its shard. fn must be safe to run concurrently with itself.
+func (s *Store) eachShard(ctx context.Context, fn func(ctx context.Context) error) error {
+	if !s.vitess {
+		return fn(ctx)
+	}
+	s.slots.mu.Lock()
+	s.readShards(ctx)
+	ranges := s.slots.ranges
+	s.slots.mu.Unlock()
+	if len(ranges) == 0 {
+		return errors.New("vtgate lists no shard")
+	}
+	errs := make([]error, len(ranges))
+	var wg sync.WaitGroup
+	for i, r := range ranges {
+		wg.Go(func() {
+			ctx, cancel := context.WithTimeout(ctx, sweepShardTimeout)
+			defer cancel()
+			ctx, err := s.OnShard(ctx, r.shard)
+			if err == nil {
+				err = fn(ctx)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("shard %s: %w", r.shard, err)
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"messages/models"
@@ -124,36 +125,50 @@ func (s *Store) createJob(ctx context.Context, environmentID, subscriberID strin
 }
 
 // ClaimStateJobs claims for owner, for lease, up to limit jobs that no instance holds
-// (their lease has passed), each the oldest of its subscriber's, oldest first.
+// (their lease has passed), each the oldest of its subscriber's, oldest first on each
+// shard. On Vitess each shard is asked on its own (eachShard): a shard down holds up only
+// its own tenants' jobs.
 func (s *Store) ClaimStateJobs(ctx context.Context, owner string, lease time.Duration, limit int) ([]*StateJob, error) {
-	var due []*StateJob
-	err := s.db.WithContext(ctx).Raw(`SELECT j.* FROM state_jobs j
+	var mu sync.Mutex
+	var claimed []*StateJob
+	err := s.eachShard(ctx, func(ctx context.Context) error {
+		var due []*StateJob
+		err := s.conn(ctx).Raw(`SELECT j.* FROM state_jobs j
 WHERE j.lease_until < `+s.nowSQL(0)+` AND NOT EXISTS (SELECT 1 FROM state_jobs o
     WHERE o.environment_id = j.environment_id AND o.subscriber_id = j.subscriber_id
     AND (o.created_at < j.created_at OR (o.created_at = j.created_at AND o.id < j.id)))
 ORDER BY j.created_at, j.id LIMIT ?`, limit).Scan(&due).Error
-	if err != nil {
-		return nil, err
-	}
-	var claimed []*StateJob
-	for _, job := range due {
-		// Only one instance's UPDATE finds the lease passed: the others match no row.
-		res := s.db.WithContext(ctx).Exec("UPDATE state_jobs SET owner = ?, attempts = attempts + 1, lease_until = "+s.nowSQL(lease)+
-			" WHERE id = ? AND lease_until < "+s.nowSQL(0), owner, job.ID)
-		if res.Error != nil {
-			return claimed, res.Error
+		if err != nil {
+			return err
 		}
-		if res.RowsAffected == 1 {
-			// Read back as claimed: on Galera the list above may be read on a node that has
-			// not yet applied the last batch of the job's previous owner (its count of
-			// changed messages), where the claim, a write, is certified after it.
-			if err := s.db.WithContext(ctx).Where("id = ?", job.ID).Take(job).Error; err != nil {
-				return claimed, err
+		for _, job := range due {
+			mu.Lock()
+			full := len(claimed) >= limit
+			mu.Unlock()
+			if full {
+				return nil
 			}
-			claimed = append(claimed, job)
+			// Only one instance's UPDATE finds the lease passed: the others match no row.
+			res := s.conn(ctx).Exec("UPDATE state_jobs SET owner = ?, attempts = attempts + 1, lease_until = "+s.nowSQL(lease)+
+				" WHERE id = ? AND environment_id = ? AND lease_until < "+s.nowSQL(0), owner, job.ID, job.EnvironmentID)
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 1 {
+				// Read back as claimed: on Galera the list above may be read on a node that
+				// has not yet applied the last batch of the job's previous owner (its count
+				// of changed messages), where the claim, a write, is certified after it.
+				if err := s.conn(ctx).Where("id = ? AND environment_id = ?", job.ID, job.EnvironmentID).Take(job).Error; err != nil {
+					return err
+				}
+				mu.Lock()
+				claimed = append(claimed, job)
+				mu.Unlock()
+			}
 		}
-	}
-	return claimed, nil
+		return nil
+	})
+	return claimed, err
 }
 
 // RunStateJob works on job, claimed by owner, batch by batch until it is done (nil), ctx
@@ -165,7 +180,7 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 	var spec stateJobSpec
 	if err := json.Unmarshal([]byte(job.Spec), &spec); err != nil {
 		err = fmt.Errorf("%w: %s: %w", ErrStateJobInvalid, job.ID, err)
-		return errors.Join(err, s.db.WithContext(ctx).Exec("DELETE FROM state_jobs WHERE id = ?", job.ID).Error)
+		return errors.Join(err, s.db.WithContext(ctx).Exec("DELETE FROM state_jobs WHERE id = ? AND environment_id = ?", job.ID, job.EnvironmentID).Error)
 	}
 	defer s.noteWrite()
 	t := models.StateTarget{SubscriberID: job.SubscriberID, Channel: spec.Channel, Filter: spec.Filter, TemplateIDs: spec.TemplateIDs,
@@ -178,7 +193,7 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 		err := s.RetryTransaction(ctx, func(ctx context.Context) error {
 			// The lease first: while this transaction holds the job's row, no instance
 			// claims it, and a job claimed by another since is left to that one.
-			res := s.conn(ctx).Exec("UPDATE state_jobs SET lease_until = "+s.nowSQL(lease)+" WHERE id = ? AND owner = ?", job.ID, owner)
+			res := s.conn(ctx).Exec("UPDATE state_jobs SET lease_until = "+s.nowSQL(lease)+" WHERE id = ? AND environment_id = ? AND owner = ?", job.ID, job.EnvironmentID, owner)
 			if res.Error != nil {
 				return res.Error
 			}
@@ -196,9 +211,9 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 				return err
 			}
 			if last == "" {
-				return s.conn(ctx).Exec("DELETE FROM state_jobs WHERE id = ?", job.ID).Error
+				return s.conn(ctx).Exec("DELETE FROM state_jobs WHERE id = ? AND environment_id = ?", job.ID, job.EnvironmentID).Error
 			}
-			return s.conn(ctx).Exec("UPDATE state_jobs SET changed = changed + ? WHERE id = ?", changed, job.ID).Error
+			return s.conn(ctx).Exec("UPDATE state_jobs SET changed = changed + ? WHERE id = ? AND environment_id = ?", changed, job.ID, job.EnvironmentID).Error
 		})
 		if err != nil {
 			return err
@@ -216,8 +231,9 @@ func (s *Store) RunStateJob(ctx context.Context, job *StateJob, owner string, le
 
 // ReleaseStateJob gives up owner's lease of the job, so that any instance may claim it at
 // once: what an instance does with the jobs it holds when it stops.
-func (s *Store) ReleaseStateJob(ctx context.Context, id, owner string) error {
-	return s.db.WithContext(ctx).Exec("UPDATE state_jobs SET lease_until = "+s.nowSQL(-time.Hour)+" WHERE id = ? AND owner = ?", id, owner).Error
+func (s *Store) ReleaseStateJob(ctx context.Context, job *StateJob, owner string) error {
+	return s.db.WithContext(ctx).Exec("UPDATE state_jobs SET lease_until = "+s.nowSQL(-time.Hour)+" WHERE id = ? AND environment_id = ? AND owner = ?",
+		job.ID, job.EnvironmentID, owner).Error
 }
 
 // StateJobs lists the jobs of an environment not done yet, oldest first.
