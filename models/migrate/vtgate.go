@@ -3,6 +3,7 @@ package migrate
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,25 +14,37 @@ import (
 )
 
 // The migrations change the shards' schema on the shards themselves (shards.go), which
-// vtgate does not see: it learns a table's columns when the tablets next reread their
-// schema (vttablet's --queryserver-config-schema-reload-time) and, until then, plans with
-// the columns it knew. It refuses a column it has not seen ("column … not found in
-// table"), expands SELECT * to columns a migration dropped, and cannot order a scatter of
-// SELECT * over a table it has never seen (VT09015). A migration is done, for the
-// instances about to serve the new schema, once vtgate plans with it.
+// vtgate does not see: it learns a table's columns from the tablets' schema tracking,
+// after a tablet rereads its schema, which it does after every DDL it runs itself and
+// otherwise every --queryserver-config-schema-reload-time (30 minutes by default). Until
+// then vtgate plans with the columns it knew: it refuses a column it has not seen
+// ("column … not found in table"), expands SELECT * to columns a migration dropped, and
+// cannot order a scatter of SELECT * over a table it has never seen (VT09015). A
+// migration is done, for the instances about to serve the new schema, once vtgate plans
+// with it, so Up and Down ask each tablet to reread (a DDL that changes nothing, through
+// vtgate, one shard at a time) and wait for vtgate.
 
 // VTGateSchemaWait bounds how long Up and Down wait for vtgate to plan with the schema
 // they left, before they answer with ErrVTGateSchemaStale.
 var VTGateSchemaWait = 3 * time.Minute
 
+// rereadEvery is how long vtgate may refuse for a stale schema before the tablets are
+// asked to reread it again.
+const rereadEvery = 2 * time.Second
+
+// rereadTable names the table of the DDL that asks a tablet to reread its schema: it is
+// dropped if it exists, and nothing creates it.
+const rereadTable = "migrate_schema_reread"
+
 // ErrVTGateSchemaStale says the migrations are applied but vtgate still plans with the
 // schema before them.
 var ErrVTGateSchemaStale = errors.New("the migrations are applied on the shards, but vtgate still plans with the schema before them: " +
-	"the tablets reread their schema every --queryserver-config-schema-reload-time (set it to seconds, docs/scaling.md); " +
-	"`vtctldclient ReloadSchemaKeyspace` rereads it at once")
+	"the tablets were asked to reread it (a DDL through vtgate) and did not signal it, or vtgate's schema tracking is off (vtgate --schema-change-signal); " +
+	"`vtctldclient ReloadSchemaKeyspace` rereads it")
 
-// awaitVTGate waits until vtgate plans every sharded table of v with
-// the columns its shards hold, as one shard of its keyspace lists them.
+// awaitVTGate asks the tablets to reread their schema and waits until vtgate plans every
+// sharded table of the VSchema with the columns its shards hold, as one shard of its
+// keyspace lists them.
 func (s *Migrator) awaitVTGate(ctx context.Context) error {
 	if len(s.shards) == 0 {
 		return nil
@@ -45,8 +58,8 @@ func (s *Migrator) awaitVTGate(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, VTGateSchemaWait)
 	defer cancel()
-	start := time.Now()
-	told := false
+	w := &vtgateWait{m: s, start: time.Now()}
+	w.reread(ctx)
 	for _, ks := range v.Keyspaces() {
 		if !v[ks].Sharded {
 			continue
@@ -72,28 +85,91 @@ func (s *Migrator) awaitVTGate(ctx context.Context) error {
 				fmt.Sprintf("SELECT * FROM %s ORDER BY environment_id LIMIT 1", quoteName(table)),
 			}
 			for _, probe := range probes {
-				for {
-					err := exhaust(ctx, s.db, probe)
-					if err == nil {
-						break
-					}
-					if !staleSchema(err) {
-						return fmt.Errorf("ask vtgate about %s: %w", table, err)
-					}
-					if !told && time.Since(start) > 5*time.Second {
-						told = true
-						slog.Info("waiting for vtgate to plan with the migrated schema", "table", table, "refused", err.Error())
-					}
-					select {
-					case <-ctx.Done():
-						return fmt.Errorf("%w (%s: %v)", ErrVTGateSchemaStale, table, err)
-					case <-time.After(250 * time.Millisecond):
-					}
+				if err := w.until(ctx, table, probe); err != nil {
+					return err
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// vtgateWait is one awaitVTGate: when it began, when it last asked the tablets to reread,
+// and what it has logged.
+type vtgateWait struct {
+	m              *Migrator
+	start, asked   time.Time
+	waited, warned bool
+}
+
+// until runs probe through vtgate until vtgate no longer refuses it for a stale schema,
+// asking the tablets to reread every rereadEvery meanwhile.
+func (w *vtgateWait) until(ctx context.Context, table, probe string) error {
+	for {
+		err := exhaust(ctx, w.m.db, probe)
+		if err == nil {
+			return nil
+		}
+		if !staleSchema(err) {
+			return fmt.Errorf("ask vtgate about %s: %w", table, err)
+		}
+		if !w.waited && time.Since(w.start) > 5*time.Second {
+			w.waited = true
+			slog.Info("waiting for vtgate to plan with the migrated schema", "table", table, "refused", err.Error())
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%s: %v)", ErrVTGateSchemaStale, table, err)
+		case <-time.After(250 * time.Millisecond):
+		}
+		if time.Since(w.asked) > rereadEvery {
+			w.reread(ctx)
+		}
+	}
+}
+
+// reread asks the tablets to reread their schema, and says once if any could not be asked.
+func (w *vtgateWait) reread(ctx context.Context) {
+	if err := w.m.rereadSchema(ctx); err != nil && !w.warned && ctx.Err() == nil {
+		w.warned = true
+		slog.Warn("could not ask the tablets to reread their schema; waiting for their periodic reread", "error", err.Error())
+	}
+	w.asked = time.Now()
+}
+
+// rereadSchema asks every shard's tablet to reread its schema now, and returns when it
+// asked: a tablet rereads it after each DDL it runs, then signals vtgate what changed.
+// The DDL drops a table that does not exist, on one shard at a time (a connection of its
+// own targeting the shard), so no two tablets reread at once: tablets sharing a mysqld
+// (vttestserver) share its schema copy too, and rereading together can lose a table from
+// it. Where a tablet refuses the DDL, migrate can only wait for its periodic reread.
+func (s *Migrator) rereadSchema(ctx context.Context) error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(s.shards)) {
+		keyspace, shard, _ := strings.Cut(name, "/")
+		if err := s.onShard(ctx, keyspace+":"+shard, "DROP TABLE IF EXISTS "+quoteName(rereadTable)); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// onShard runs statement through vtgate on one shard only, target "keyspace:shard", on a
+// connection that does not go back to the pool targeting it.
+func (s *Migrator) onShard(ctx context.Context, target, statement string) error {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+	}()
+	if _, err := conn.ExecContext(ctx, "USE "+quoteName(target)); err != nil {
+		return err
+	}
+	_, err = conn.ExecContext(ctx, statement)
+	return err
 }
 
 // firstShard returns the handle of keyspace ks's shard whose name sorts first.
