@@ -116,7 +116,7 @@ func listWorld(t *testing.T, s *store.Store, tn *dbtest.Tenant) []string {
 			keep := *sub
 			fill(r, reflect.ValueOf(sub).Elem())
 			sub.ID, sub.SubscriberID, sub.EnvironmentID, sub.OrganizationID = keep.ID, keep.SubscriberID, keep.EnvironmentID, keep.OrganizationID
-			if err := s.DB().Save(sub).Error; err != nil {
+			if err := s.DB().Omit("environment_id").Save(sub).Error; err != nil { // Vitess refuses writing the shard key, even unchanged
 				t.Fatal(err)
 			}
 		}
@@ -129,7 +129,7 @@ func listWorld(t *testing.T, s *store.Store, tn *dbtest.Tenant) []string {
 			keep := *tpl
 			fill(r, reflect.ValueOf(tpl).Elem())
 			tpl.ID, tpl.Name, tpl.EnvironmentID, tpl.OrganizationID = keep.ID, keep.Name, keep.EnvironmentID, keep.OrganizationID
-			if err := s.DB().Save(tpl).Error; err != nil {
+			if err := s.DB().Omit("environment_id").Save(tpl).Error; err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -100,6 +100,9 @@ func Open(t testing.TB, dialect string, opts ...store.OpenOption) *store.Store {
 	if _, err := s.MigrateUp(context.Background()); err != nil {
 		t.Fatalf("migrate %s: %v", dialect, err)
 	}
+	if dialect == DialectVitess {
+		keepSchema(t)
+	}
 	return s
 }
 

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"maps"
 	"net/http"
 	"os"
@@ -85,9 +85,108 @@ func lockVitess(t testing.TB) {
 	t.Cleanup(func() { _ = f.Close() }) // closing releases the lock
 }
 
+// keepSchema keeps a test that changed the deployment's schema (a dropped table or index,
+// the fault it provoked) from handing that schema to the tests after it: it reads every
+// shard's schema now, once the test's store is migrated, and again when the test ends,
+// still holding the deployment; if they differ, it drops every table of every shard, and
+// the next test's migrate creates them afresh.
+func keepSchema(t testing.TB) {
+	t.Helper()
+	shards := vitessShards(t)
+	before := map[string]string{}
+	for name, u := range shards {
+		before[name] = shardSchema(t, name, u)
+	}
+	t.Cleanup(func() {
+		for name, u := range shards {
+			if shardSchema(t, name, u) != before[name] {
+				t.Logf("the test changed the schema of shard %s: every shard's tables are dropped, for the next test's migrate to create", name)
+				for name, u := range shards {
+					dropTables(t, name, u)
+				}
+				return
+			}
+		}
+	})
+}
+
+// shardSchema describes one shard's schema, tables with their columns, indexes and
+// triggers, as one string to compare.
+func shardSchema(t testing.TB, name, shardURL string) string {
+	t.Helper()
+	db := openShard(t, shardURL)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, q := range []string{
+		"SELECT table_name, column_name, column_type, is_nullable, COALESCE(column_default, '') FROM information_schema.columns WHERE table_schema = DATABASE() ORDER BY table_name, ordinal_position",
+		"SELECT table_name, index_name, column_name FROM information_schema.statistics WHERE table_schema = DATABASE() ORDER BY table_name, index_name, seq_in_index",
+		"SELECT event_object_table, trigger_name, action_statement FROM information_schema.triggers WHERE trigger_schema = DATABASE() ORDER BY trigger_name",
+	} {
+		rows, err := db.QueryContext(ctx, q)
+		if err != nil {
+			t.Fatalf("read the schema of shard %s: %v", name, err)
+		}
+		for rows.Next() {
+			var cols [5]sql.NullString
+			ptrs := []any{&cols[0], &cols[1], &cols[2], &cols[3], &cols[4]}
+			n, _ := rows.Columns()
+			if err := rows.Scan(ptrs[:len(n)]...); err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cols[:len(n)] {
+				b.WriteString(c.String)
+				b.WriteByte(0)
+			}
+			b.WriteByte('\n')
+		}
+		if err := errors.Join(rows.Err(), rows.Close()); err != nil {
+			t.Fatalf("read the schema of shard %s: %v", name, err)
+		}
+	}
+	return b.String()
+}
+
+// dropTables drops every table of one shard's database, the migrations' own too.
+func dropTables(t testing.TB, name, shardURL string) {
+	t.Helper()
+	db := openShard(t, shardURL)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, table := range shardTables(t, ctx, db, name) {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+quote(table)); err != nil {
+			t.Fatalf("drop %s on shard %s: %v", table, name, err)
+		}
+	}
+}
+
 // emptyShard empties every table of one shard's database but the migrations' own, so
 // the schema stays and the data goes.
 func emptyShard(t testing.TB, name, shardURL string) {
+	t.Helper()
+	db := openShard(t, shardURL)
+	defer db.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, table := range shardTables(t, ctx, db, name) {
+		if table == "goose_db_version" || table == "schema_migration_lock" {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, "TRUNCATE TABLE "+quote(table)); err != nil {
+			t.Fatalf("empty %s on shard %s: %v", table, name, err)
+		}
+	}
+	// A test may record a version no binary has (the refusal of a newer schema): the
+	// next test gets the schema this binary migrated.
+	if _, err := db.ExecContext(ctx, "DELETE FROM goose_db_version WHERE version_id > ?", migrate.Latest()); err != nil && !strings.Contains(err.Error(), "doesn't exist") {
+		t.Fatalf("forget versions newer than this binary's on shard %s: %v", name, err)
+	}
+}
+
+// openShard opens one shard's database directly; the caller closes it.
+func openShard(t testing.TB, shardURL string) *sql.DB {
 	t.Helper()
 	dsn, err := store.MySQLDSN(shardURL)
 	if err != nil {
@@ -97,9 +196,13 @@ func emptyShard(t testing.TB, name, shardURL string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	return db
+}
+
+// shardTables lists the tables of one shard's database. An unreachable shard fails the
+// test under REQUIRE_VITESS=1 or REQUIRE_MYSQL=1 and skips it otherwise.
+func shardTables(t testing.TB, ctx context.Context, db *sql.DB, name string) []string {
+	t.Helper()
 	rows, err := db.QueryContext(ctx, "SELECT table_name FROM information_schema.tables WHERE table_schema = DATABASE() AND table_type = 'BASE TABLE'")
 	if err != nil {
 		if os.Getenv("REQUIRE_VITESS") == "1" || os.Getenv("REQUIRE_MYSQL") == "1" {
@@ -113,24 +216,16 @@ func emptyShard(t testing.TB, name, shardURL string) {
 		if err := rows.Scan(&table); err != nil {
 			t.Fatal(err)
 		}
-		if table != "goose_db_version" && table != "schema_migration_lock" {
-			tables = append(tables, table)
-		}
+		tables = append(tables, table)
 	}
-	if err := rows.Close(); err != nil {
+	if err := errors.Join(rows.Err(), rows.Close()); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range tables {
-		if _, err := db.ExecContext(ctx, fmt.Sprintf("TRUNCATE TABLE `%s`", strings.ReplaceAll(table, "`", "``"))); err != nil {
-			t.Fatalf("empty %s on shard %s: %v", table, name, err)
-		}
-	}
-	// A test may record a version no binary has (the refusal of a newer schema): the
-	// next test gets the schema this binary migrated.
-	if _, err := db.ExecContext(ctx, "DELETE FROM goose_db_version WHERE version_id > ?", migrate.Latest()); err != nil && !strings.Contains(err.Error(), "doesn't exist") {
-		t.Fatalf("forget versions newer than this binary's on shard %s: %v", name, err)
-	}
+	return tables
 }
+
+// quote quotes a table name for MySQL.
+func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // VitessCalls returns how many calls vtgate has made to each shard of the deployment so
 // far, by call and shard ("Execute keyspace/shard"), from its counters at TEST_VITESS_VARS_URL
@@ -201,14 +296,7 @@ func ShardDB(t testing.TB, shard string) *sql.DB {
 	if !ok {
 		t.Fatalf("TEST_VITESS_SHARD_URLS names no shard %s", shard)
 	}
-	dsn, err := store.MySQLDSN(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("mysql", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db := openShard(t, u)
 	t.Cleanup(func() { _ = db.Close() })
 	return db
 }
