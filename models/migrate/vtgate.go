@@ -147,16 +147,20 @@ func (s *Migrator) rereadSchema(ctx context.Context) error {
 	var errs []error
 	for _, name := range slices.Sorted(maps.Keys(s.shards)) {
 		keyspace, shard, _ := strings.Cut(name, "/")
-		if err := s.onShard(ctx, keyspace+":"+shard, "DROP TABLE IF EXISTS "+quoteName(rereadTable)); err != nil {
+		if err := s.onShard(ctx, keyspace+":"+shard,
+			// A vtgate whose default DDL strategy is an online one would queue the DDL
+			// as a migration, run later: this one must run now.
+			"SET @@ddl_strategy = 'direct'",
+			"DROP TABLE IF EXISTS "+quoteName(rereadTable)); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// onShard runs statement through vtgate on one shard only, target "keyspace:shard", on a
-// connection that does not go back to the pool targeting it.
-func (s *Migrator) onShard(ctx context.Context, target, statement string) error {
+// onShard runs statements through vtgate on one shard only, target "keyspace:shard", on
+// a connection that does not go back to the pool targeting it.
+func (s *Migrator) onShard(ctx context.Context, target string, statements ...string) error {
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
 		return err
@@ -165,11 +169,12 @@ func (s *Migrator) onShard(ctx context.Context, target, statement string) error 
 		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		_ = conn.Close()
 	}()
-	if _, err := conn.ExecContext(ctx, "USE "+quoteName(target)); err != nil {
-		return err
+	for _, statement := range append([]string{"USE " + quoteName(target)}, statements...) {
+		if _, err := conn.ExecContext(ctx, statement); err != nil {
+			return err
+		}
 	}
-	_, err = conn.ExecContext(ctx, statement)
-	return err
+	return nil
 }
 
 // firstShard returns the handle of keyspace ks's shard whose name sorts first.
